@@ -19,3 +19,10 @@ inline std::string ReadDataFile(const std::string& name) {
 }
 
 }  // namespace sigil::test
+
+namespace sigil::test {
+
+// Path of a binary built by this tree, e.g. BinaryPath("keyd/sigil-keyd").
+inline std::string BinaryPath(const std::string& relative) { return std::string(SIGIL_BINARY_DIR) + "/" + relative; }
+
+}  // namespace sigil::test
