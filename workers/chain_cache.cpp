@@ -1,0 +1,75 @@
+#include "workers/chain_cache.h"
+
+#include "common/hex.h"
+
+namespace sigil::workers {
+
+ReadCache::ReadCache(std::chrono::milliseconds ttl, std::size_t max_entries)
+    : m_ttl(ttl), m_max_entries(max_entries) {}
+
+std::optional<common::Bytes> ReadCache::Get(const std::string& key, SteadyTime now) {
+    auto it = m_entries.find(key);
+    if (it == m_entries.end()) return std::nullopt;
+    if (now >= it->second.expires) {
+        m_entries.erase(it);
+        return std::nullopt;
+    }
+    return it->second.value;
+}
+
+void ReadCache::Put(const std::string& key, common::Bytes value, SteadyTime now) {
+    if (m_ttl.count() <= 0 || m_max_entries == 0) return;
+    // A full cache is cleared rather than evicted entry by entry: it refills in one TTL.
+    if (m_entries.size() >= m_max_entries && m_entries.find(key) == m_entries.end()) m_entries.clear();
+    m_entries[key] = Entry{std::move(value), now + m_ttl};
+}
+
+ContractWatcher::ContractWatcher(EthClient& eth, const common::Address20& contract, ReadCache& cache,
+                                 std::chrono::milliseconds interval)
+    : m_eth(eth), m_contract(contract), m_cache(cache), m_interval(interval) {}
+
+common::Status ContractWatcher::MaybePoll(SteadyTime now) {
+    if (m_last_poll && now - *m_last_poll < m_interval) return common::Success();
+    m_last_poll = now;
+    auto head = m_eth.BlockNumber();
+    if (!head.ok()) {
+        m_cache.InvalidateAll();
+        return head.error();
+    }
+    if (!m_last_block) {
+        // First poll: everything cached so far was read before we knew the head; start clean.
+        m_cache.InvalidateAll();
+        m_last_block = *head;
+        return common::Success();
+    }
+    if (*head < *m_last_block) {
+        // The chain went backwards (a reorg or a restarted dev node): trust nothing cached.
+        m_cache.InvalidateAll();
+        m_last_block = *head;
+        return common::Success();
+    }
+    if (*head == *m_last_block) return common::Success();
+    auto logs = m_eth.GetLogs(m_contract, *m_last_block + 1, *head);
+    if (!logs.ok()) {
+        m_cache.InvalidateAll();
+        return logs.error();
+    }
+    if (!logs->empty()) m_cache.InvalidateAll();
+    m_last_block = *head;
+    return common::Success();
+}
+
+common::Result<CallOutcome> CachedReader::Call(const common::Address20& to, common::ByteView data) {
+    const auto now = std::chrono::steady_clock::now();
+    if (m_watcher != nullptr) (void)m_watcher->MaybePoll(now);  // a failed poll already flushed the cache
+    std::string key = common::HexEncode(to);
+    key += ':';
+    key += common::HexEncode(data);
+    if (auto hit = m_cache.Get(key, now)) return CallOutcome{false, std::move(*hit)};
+    auto out = m_eth.Call(to, data);
+    if (!out.ok()) return out;
+    if (!out->reverted) m_cache.Put(key, out->data, now);
+    return out;
+}
+
+}  // namespace sigil::workers

@@ -1,0 +1,77 @@
+// Brief cache of contract reads, invalidated by our own writes and by the contract's events.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "common/bytes.h"
+#include "common/result.h"
+#include "workers/eth_client.h"
+
+namespace sigil::workers {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// Maps a call's encoded data to its return data for at most `ttl`. Entries are only caches: the
+// chain is the truth, so any doubt (a write, an event, a full cache) simply drops them.
+class ReadCache {
+public:
+    ReadCache(std::chrono::milliseconds ttl, std::size_t max_entries);
+
+    std::optional<common::Bytes> Get(const std::string& key, SteadyTime now);
+    void Put(const std::string& key, common::Bytes value, SteadyTime now);
+    void InvalidateAll() { m_entries.clear(); }
+    std::size_t size() const { return m_entries.size(); }
+
+private:
+    struct Entry {
+        common::Bytes value;
+        SteadyTime expires;
+    };
+    std::chrono::milliseconds m_ttl;
+    std::size_t m_max_entries;
+    std::unordered_map<std::string, Entry> m_entries;
+};
+
+// Polls the contract's logs at most once per `interval` and drops the whole cache when any new log
+// appears (a direct-path write by an admin wallet, or another instance's relay). Writes are rare next
+// to reads, so flushing everything is simpler than tracking which reads an event touches, and it
+// cannot miss a dependency.
+class ContractWatcher {
+public:
+    ContractWatcher(EthClient& eth, const common::Address20& contract, ReadCache& cache,
+                    std::chrono::milliseconds interval);
+
+    // Polls if the interval has passed. On a node failure the cache is dropped too (we can no longer
+    // tell what changed) and the error returned; callers may ignore it and read through.
+    common::Status MaybePoll(SteadyTime now);
+
+private:
+    EthClient& m_eth;
+    common::Address20 m_contract;
+    ReadCache& m_cache;
+    std::chrono::milliseconds m_interval;
+    std::optional<SteadyTime> m_last_poll;
+    std::optional<std::uint64_t> m_last_block;
+};
+
+// eth_call through the cache (keyed by target and data), polling the watcher first.
+class CachedReader {
+public:
+    CachedReader(EthClient& eth, ReadCache& cache, ContractWatcher* watcher) :
+        m_eth(eth), m_cache(cache), m_watcher(watcher) {}
+
+    // Reverts are returned (reverted = true) but never cached.
+    common::Result<CallOutcome> Call(const common::Address20& to, common::ByteView data);
+
+private:
+    EthClient& m_eth;
+    ReadCache& m_cache;
+    ContractWatcher* m_watcher;
+};
+
+}  // namespace sigil::workers
