@@ -1,0 +1,982 @@
+// SPDX-License-Identifier: UNLICENSED
+pragma solidity 0.8.37;
+
+/// @title AccountConfig: Sigil's on-chain account configuration (keys, scopes, groups, PKPs, actions).
+///
+/// Who may write (DESIGN.md section 3):
+///  * msg.sender is the account's admin wallet: owner rights (callerKeyHash is ignored; pass 0), or
+///  * msg.sender is an API payer AND the account is managed: the relay names the key hash the HTTP
+///    caller used (callerKeyHash). The account hash gives owner rights; a usage key hash must be a
+///    live key of that account (not revoked, not expired) holding the scope for that group.
+///  Anything else reverts. After conversion to ChainSecured (managed = false) API payers can no
+///  longer write for the account.
+///
+/// Scopes (uint8 in MissingScope and keyHasScope):
+///   0 group:manageActions (per group)   1 group:addPkp (per group)   2 group:removePkp (per group)
+///   3 execute (per group)               4 group:create               5 group:delete
+///   6 pkp:create
+///  Per-group scope lists hold group ids; an entry 0 is the wildcard "all groups".
+///  Owner-only (no scope grants them): setUsageApiKey, updateUsageApiKeyMetadata, removeUsageApiKey,
+///  transferOwnership (admin wallet only, never relayed), convertToChainSecuredAccount (API payer or
+///  admin wallet).
+///  Decisions where the spec is silent:
+///   * addGroup with initial members: a usage key needs group:create, plus addPkp(new id) if pkps is
+///     non-empty and manageActions(new id) if cidHashes is non-empty (in practice the wildcard [0]).
+///   * updateGroup: a usage key needs manageActions(group) to change the CID set or the name or
+///     description, addPkp(group) if any PKP is added, removePkp(group) if any PKP is removed.
+///   * addAction / updateActionMetadata / deleteAction (standalone metadata): owner, or a usage key
+///     whose manageActions list is non-empty. Deleting metadata never touches groups.
+///   * Group ids are never reused, so a scope naming a deleted group never reaches a later group.
+///   * A revoked usage key hash stays bound to its account forever (it can be re-added there, never
+///     claimed by another account), so a leaked-then-revoked key never resolves to a stranger's account.
+///   * No API payer or admin payer may be an account admin (a payer as admin would give every relayed
+///     usage key owner rights).
+///
+/// Errors, by the HTTP status the worker maps them to:
+///   403 permission: NotAuthorized, OwnerOnly, MissingScope(uint8,uint256), NotManaged, KeyExpired,
+///                   NotContractOwner, NotApiPayer
+///   404 unknown:    UnknownAccount, UnknownGroup(uint256), UnknownKey, UnknownAction, UnknownPkp(address),
+///                   NotInGroup
+///   409 conflict:   KeyHashTaken, AdminTaken, PathTaken, WalletTaken, AlreadyUnmanaged, AlreadyInGroup,
+///                   ActionExists, PayerExists
+///   400 invalid:    ZeroKeyHash, ZeroPath, ZeroAddress, ZeroCid, NameTooLong, DescriptionTooLong,
+///                   TooMany, Duplicate, InvalidAdmin
+///
+/// Events: one per state change; every account event has accountHash as its first indexed topic so
+/// the worker's cache can invalidate per account from logs.
+contract AccountConfig {
+    // ---- limits (keep gas bounded) ----
+    uint256 public constant MAX_NAME_BYTES = 256;
+    uint256 public constant MAX_DESCRIPTION_BYTES = 4096;
+    uint256 public constant MAX_ITEMS_PER_CALL = 100;
+    uint256 public constant MAX_GROUP_ITEMS = 256; // PKPs, and CIDs, per group
+    uint256 public constant MAX_GROUPS = 1024; // per account; canExecute may walk them all
+    uint256 public constant MAX_PAGE_SIZE = 100;
+
+    uint8 public constant SCOPE_MANAGE_ACTIONS = 0;
+    uint8 public constant SCOPE_ADD_PKP = 1;
+    uint8 public constant SCOPE_REMOVE_PKP = 2;
+    uint8 public constant SCOPE_EXECUTE = 3;
+    uint8 public constant SCOPE_CREATE_GROUPS = 4;
+    uint8 public constant SCOPE_DELETE_GROUPS = 5;
+    uint8 public constant SCOPE_CREATE_PKPS = 6;
+
+    // ---- errors ----
+    error NotAuthorized();
+    error OwnerOnly();
+    error MissingScope(uint8 scope, uint256 groupId);
+    error NotManaged();
+    error KeyExpired();
+    error NotContractOwner();
+    error NotApiPayer();
+
+    error UnknownAccount();
+    error UnknownGroup(uint256 groupId);
+    error UnknownKey();
+    error UnknownAction();
+    error UnknownPkp(address pkp);
+    error NotInGroup();
+
+    error KeyHashTaken();
+    error AdminTaken();
+    error PathTaken();
+    error WalletTaken();
+    error AlreadyUnmanaged();
+    error AlreadyInGroup();
+    error ActionExists();
+    error PayerExists();
+
+    error ZeroKeyHash();
+    error ZeroPath();
+    error ZeroAddress();
+    error ZeroCid();
+    error NameTooLong();
+    error DescriptionTooLong();
+    error TooMany();
+    error Duplicate();
+    error InvalidAdmin();
+
+    // ---- events ----
+    event ContractOwnershipTransferred(address indexed previousOwner, address indexed newOwner);
+    event ApiPayerAdded(address indexed payer);
+    event ApiPayerRemoved(address indexed payer);
+    event AdminPayerSet(address indexed payer);
+
+    event AccountCreated(uint256 indexed accountHash, address indexed admin, bool managed);
+    event AccountConverted(uint256 indexed accountHash, address indexed previousAdmin, address indexed newAdmin);
+    event OwnershipTransferred(uint256 indexed accountHash, address indexed previousOwner, address indexed newOwner);
+    event UsageKeySet(uint256 indexed accountHash, uint256 indexed keyHash);
+    event UsageKeyMetadataUpdated(uint256 indexed accountHash, uint256 indexed keyHash);
+    event UsageKeyRemoved(uint256 indexed accountHash, uint256 indexed keyHash);
+    event GroupAdded(uint256 indexed accountHash, uint256 indexed groupId);
+    event GroupUpdated(uint256 indexed accountHash, uint256 indexed groupId);
+    event GroupRemoved(uint256 indexed accountHash, uint256 indexed groupId);
+    event ActionAddedToGroup(uint256 indexed accountHash, uint256 indexed groupId, bytes32 cidHash);
+    event ActionRemovedFromGroup(uint256 indexed accountHash, uint256 indexed groupId, bytes32 cidHash);
+    event PkpAddedToGroup(uint256 indexed accountHash, uint256 indexed groupId, address pkp);
+    event PkpRemovedFromGroup(uint256 indexed accountHash, uint256 indexed groupId, address pkp);
+    event WalletRegistered(uint256 indexed accountHash, address indexed wallet, uint256 derivationPath);
+    event ActionAdded(uint256 indexed accountHash, bytes32 indexed cidHash);
+    event ActionMetadataUpdated(uint256 indexed accountHash, bytes32 indexed cidHash);
+    event ActionDeleted(uint256 indexed accountHash, bytes32 indexed cidHash);
+
+    // ---- storage ----
+    struct UsageKey {
+        bool exists;
+        bool canCreateGroups;
+        bool canDeleteGroups;
+        bool canCreatePkps;
+        uint256 expiration; // unix seconds, 0 = never
+        uint256 balance;
+        string name;
+        string description;
+        uint256[][4] groupScopes; // indexed by SCOPE_MANAGE_ACTIONS .. SCOPE_EXECUTE
+    }
+
+    struct Group {
+        bool exists;
+        string name;
+        string description;
+        address[] pkps;
+        mapping(address => uint256) pkpPos; // index + 1
+        bytes32[] cids;
+        mapping(bytes32 => uint256) cidPos; // index + 1
+    }
+
+    struct ActionMeta {
+        string name;
+        string description;
+    }
+
+    struct Wallet {
+        uint256 accountHash;
+        uint256 derivationPath;
+        string name;
+        string description;
+    }
+
+    struct Account {
+        address admin;
+        bool managed;
+        bool exists;
+        uint256 lastGroupId;
+        uint256[] keyList;
+        mapping(uint256 => uint256) keyPos;
+        mapping(uint256 => UsageKey) keys;
+        uint256[] groupList;
+        mapping(uint256 => uint256) groupPos;
+        mapping(uint256 => Group) groups;
+        address[] walletList;
+        mapping(address => uint256) walletPos;
+        bytes32[] actionList;
+        mapping(bytes32 => uint256) actionPos;
+        mapping(bytes32 => ActionMeta) actions;
+    }
+
+    // ---- view shapes ----
+    struct UsageKeyView {
+        uint256 keyHash;
+        uint256 expiration;
+        uint256 balance;
+        string name;
+        string description;
+        bool canCreateGroups;
+        bool canDeleteGroups;
+        bool canCreatePkps;
+        uint256[] manageIpfsIdsInGroups;
+        uint256[] addPkpToGroups;
+        uint256[] removePkpFromGroups;
+        uint256[] executeInGroups;
+    }
+
+    struct GroupView {
+        uint256 id;
+        string name;
+        string description;
+        address[] pkps;
+        bytes32[] cidHashes;
+    }
+
+    struct WalletView {
+        address wallet;
+        uint256 derivationPath;
+        string name;
+        string description;
+    }
+
+    struct ActionView {
+        bytes32 cidHash;
+        string name;
+        string description;
+    }
+
+    address public owner;
+    address public adminPayer;
+    address[] private s_apiPayers;
+    mapping(address => uint256) private s_apiPayerPos; // index + 1
+
+    mapping(uint256 => Account) private s_accounts;
+    /// keyHash -> accountHash for every account hash and usage key hash ever used (never cleared).
+    mapping(uint256 => uint256) public keyAccount;
+    /// admin wallet -> accountHash (a wallet administers at most one account).
+    mapping(address => uint256) public adminAccount;
+    /// derivation path -> accountHash.
+    mapping(uint256 => uint256) public pathAccount;
+    mapping(address => Wallet) private s_wallets;
+
+    constructor() {
+        owner = msg.sender;
+        emit ContractOwnershipTransferred(address(0), msg.sender);
+    }
+
+    // =====================================================================================
+    // Contract administration (contract owner)
+    // =====================================================================================
+
+    modifier onlyContractOwner() {
+        if (msg.sender != owner) revert NotContractOwner();
+        _;
+    }
+
+    function transferContractOwnership(address newOwner) external onlyContractOwner {
+        if (newOwner == address(0)) revert ZeroAddress();
+        emit ContractOwnershipTransferred(owner, newOwner);
+        owner = newOwner;
+    }
+
+    function addApiPayer(address payer) external onlyContractOwner {
+        _addApiPayer(payer);
+    }
+
+    function removeApiPayer(address payer) external onlyContractOwner {
+        if (s_apiPayerPos[payer] == 0) revert NotApiPayer();
+        _removeAddress(s_apiPayers, s_apiPayerPos, payer);
+        emit ApiPayerRemoved(payer);
+    }
+
+    /// Replaces the whole payer set.
+    function setApiPayers(address[] calldata payers) external onlyContractOwner {
+        if (payers.length > MAX_ITEMS_PER_CALL) revert TooMany();
+        while (s_apiPayers.length > 0) {
+            address p = s_apiPayers[s_apiPayers.length - 1];
+            _removeAddress(s_apiPayers, s_apiPayerPos, p);
+            emit ApiPayerRemoved(p);
+        }
+        for (uint256 i = 0; i < payers.length; i++) _addApiPayer(payers[i]);
+    }
+
+    function setAdminPayer(address payer) external onlyContractOwner {
+        if (payer == address(0)) revert ZeroAddress();
+        if (adminAccount[payer] != 0) revert InvalidAdmin();
+        adminPayer = payer;
+        emit AdminPayerSet(payer);
+    }
+
+    function _addApiPayer(address payer) private {
+        if (payer == address(0)) revert ZeroAddress();
+        if (s_apiPayerPos[payer] != 0) revert PayerExists();
+        if (adminAccount[payer] != 0) revert InvalidAdmin();
+        _pushAddress(s_apiPayers, s_apiPayerPos, payer);
+        emit ApiPayerAdded(payer);
+    }
+
+    // =====================================================================================
+    // Accounts
+    // =====================================================================================
+
+    /// API mode: an API payer creates a managed account whose admin is the wallet of the key's secret.
+    function newAccount(uint256 apiKeyHash, address adminWallet) external {
+        if (s_apiPayerPos[msg.sender] == 0) revert NotApiPayer();
+        _createAccount(apiKeyHash, adminWallet, true);
+    }
+
+    /// ChainSecured mode, created by the wallet itself: apiKeyHash = keccak256 of the 20-byte address.
+    function newChainSecuredAccount() external returns (uint256 apiKeyHash) {
+        apiKeyHash = uint256(keccak256(abi.encodePacked(msg.sender)));
+        _createAccount(apiKeyHash, msg.sender, false);
+    }
+
+    function convertToChainSecuredAccount(uint256 apiKeyHash, address newAdmin) external {
+        Account storage a = _account(apiKeyHash);
+        if (msg.sender != a.admin && s_apiPayerPos[msg.sender] == 0) revert NotAuthorized();
+        if (!a.managed) revert AlreadyUnmanaged();
+        address previous = a.admin;
+        _moveAdmin(a, apiKeyHash, newAdmin);
+        a.managed = false;
+        emit AccountConverted(apiKeyHash, previous, newAdmin);
+    }
+
+    /// Owner-only and never relayed: only the admin wallet itself may hand the account over.
+    function transferOwnership(uint256 accountHash, address newOwner) external {
+        Account storage a = _account(accountHash);
+        if (msg.sender != a.admin) revert OwnerOnly();
+        address previous = a.admin;
+        _moveAdmin(a, accountHash, newOwner);
+        emit OwnershipTransferred(accountHash, previous, newOwner);
+    }
+
+    function _createAccount(uint256 apiKeyHash, address adminWallet, bool managed) private {
+        if (apiKeyHash == 0) revert ZeroKeyHash();
+        if (keyAccount[apiKeyHash] != 0) revert KeyHashTaken();
+        _checkAdminCandidate(adminWallet);
+        if (adminAccount[adminWallet] != 0) revert AdminTaken();
+        Account storage a = s_accounts[apiKeyHash];
+        a.admin = adminWallet;
+        a.managed = managed;
+        a.exists = true;
+        keyAccount[apiKeyHash] = apiKeyHash;
+        adminAccount[adminWallet] = apiKeyHash;
+        emit AccountCreated(apiKeyHash, adminWallet, managed);
+    }
+
+    function _moveAdmin(Account storage a, uint256 accountHash, address newAdmin) private {
+        _checkAdminCandidate(newAdmin);
+        uint256 held = adminAccount[newAdmin];
+        if (held != 0 && held != accountHash) revert AdminTaken();
+        delete adminAccount[a.admin];
+        adminAccount[newAdmin] = accountHash;
+        a.admin = newAdmin;
+    }
+
+    function _checkAdminCandidate(address wallet) private view {
+        if (wallet == address(0)) revert ZeroAddress();
+        if (s_apiPayerPos[wallet] != 0 || wallet == adminPayer) revert InvalidAdmin();
+    }
+
+    // =====================================================================================
+    // Usage keys (owner only)
+    // =====================================================================================
+
+    /// Adds a usage key or replaces all of its permissions and metadata.
+    function setUsageApiKey(
+        uint256 accountHash,
+        uint256 callerKeyHash,
+        uint256 usageKeyHash,
+        uint256 expiration,
+        uint256 balance,
+        string calldata name,
+        string calldata description,
+        bool canCreateGroups,
+        bool canDeleteGroups,
+        bool canCreatePkps,
+        uint256[] calldata manageIpfsIdsInGroups,
+        uint256[] calldata addPkpToGroups,
+        uint256[] calldata removePkpFromGroups,
+        uint256[] calldata executeInGroups
+    ) external {
+        Account storage a = _account(accountHash);
+        _requireOwner(a, accountHash, callerKeyHash);
+        if (usageKeyHash == 0) revert ZeroKeyHash();
+        uint256 bound = keyAccount[usageKeyHash];
+        if (usageKeyHash == accountHash || (bound != 0 && bound != accountHash)) revert KeyHashTaken();
+        _checkText(name, description);
+        UsageKey storage k = a.keys[usageKeyHash];
+        if (!k.exists) {
+            k.exists = true;
+            keyAccount[usageKeyHash] = accountHash;
+            _pushUint(a.keyList, a.keyPos, usageKeyHash);
+        }
+        k.expiration = expiration;
+        k.balance = balance;
+        k.name = name;
+        k.description = description;
+        k.canCreateGroups = canCreateGroups;
+        k.canDeleteGroups = canDeleteGroups;
+        k.canCreatePkps = canCreatePkps;
+        _setIds(k.groupScopes[SCOPE_MANAGE_ACTIONS], manageIpfsIdsInGroups);
+        _setIds(k.groupScopes[SCOPE_ADD_PKP], addPkpToGroups);
+        _setIds(k.groupScopes[SCOPE_REMOVE_PKP], removePkpFromGroups);
+        _setIds(k.groupScopes[SCOPE_EXECUTE], executeInGroups);
+        emit UsageKeySet(accountHash, usageKeyHash);
+    }
+
+    function updateUsageApiKeyMetadata(
+        uint256 accountHash,
+        uint256 callerKeyHash,
+        uint256 usageKeyHash,
+        string calldata name,
+        string calldata description
+    ) external {
+        Account storage a = _account(accountHash);
+        _requireOwner(a, accountHash, callerKeyHash);
+        UsageKey storage k = a.keys[usageKeyHash];
+        if (!k.exists) revert UnknownKey();
+        _checkText(name, description);
+        k.name = name;
+        k.description = description;
+        emit UsageKeyMetadataUpdated(accountHash, usageKeyHash);
+    }
+
+    function removeUsageApiKey(uint256 accountHash, uint256 callerKeyHash, uint256 usageKeyHash) external {
+        Account storage a = _account(accountHash);
+        _requireOwner(a, accountHash, callerKeyHash);
+        if (!a.keys[usageKeyHash].exists) revert UnknownKey();
+        delete a.keys[usageKeyHash];
+        _removeUint(a.keyList, a.keyPos, usageKeyHash);
+        emit UsageKeyRemoved(accountHash, usageKeyHash);
+    }
+
+    // =====================================================================================
+    // Groups
+    // =====================================================================================
+
+    function addGroup(
+        uint256 accountHash,
+        uint256 callerKeyHash,
+        string calldata name,
+        string calldata description,
+        address[] calldata pkps,
+        bytes32[] calldata cidHashes
+    ) external returns (uint256 groupId) {
+        Account storage a = _account(accountHash);
+        (bool isOwner, UsageKey storage k) = _caller(a, accountHash, callerKeyHash);
+        _checkText(name, description);
+        if (a.groupList.length >= MAX_GROUPS) revert TooMany();
+        groupId = ++a.lastGroupId;
+        if (!isOwner) {
+            // Creating a group pre-filled is creating it plus adding to it: each part needs its scope.
+            _requireGroupScope(k, SCOPE_CREATE_GROUPS, 0);
+            if (pkps.length > 0) _requireGroupScope(k, SCOPE_ADD_PKP, groupId);
+            if (cidHashes.length > 0) _requireGroupScope(k, SCOPE_MANAGE_ACTIONS, groupId);
+        }
+        Group storage g = a.groups[groupId];
+        g.exists = true;
+        g.name = name;
+        g.description = description;
+        _fillGroup(g, accountHash, pkps, cidHashes);
+        _pushUint(a.groupList, a.groupPos, groupId);
+        emit GroupAdded(accountHash, groupId);
+    }
+
+    function removeGroup(uint256 accountHash, uint256 callerKeyHash, uint256 groupId) external {
+        Account storage a = _account(accountHash);
+        _requireScope(a, accountHash, callerKeyHash, SCOPE_DELETE_GROUPS, 0);
+        _group(a, groupId);
+        // Ids are never reused, so the group's member lists can stay behind unreachable.
+        a.groups[groupId].exists = false;
+        _removeUint(a.groupList, a.groupPos, groupId);
+        emit GroupRemoved(accountHash, groupId);
+    }
+
+    function updateGroup(
+        uint256 accountHash,
+        uint256 callerKeyHash,
+        uint256 groupId,
+        string calldata name,
+        string calldata description,
+        address[] calldata pkps,
+        bytes32[] calldata cidHashes
+    ) external {
+        Account storage a = _account(accountHash);
+        (bool isOwner, UsageKey storage k) = _caller(a, accountHash, callerKeyHash);
+        Group storage g = _group(a, groupId);
+        _checkText(name, description);
+        if (pkps.length > MAX_ITEMS_PER_CALL || cidHashes.length > MAX_ITEMS_PER_CALL) revert TooMany();
+        if (!isOwner) {
+            bool added;
+            uint256 kept;
+            for (uint256 i = 0; i < pkps.length; i++) {
+                if (g.pkpPos[pkps[i]] == 0) added = true;
+                else kept++;
+            }
+            // A duplicate in pkps can inflate kept; _fillGroup then reverts with Duplicate anyway.
+            if (added) _requireGroupScope(k, SCOPE_ADD_PKP, groupId);
+            if (kept < g.pkps.length) _requireGroupScope(k, SCOPE_REMOVE_PKP, groupId);
+            bool metaChanged = keccak256(bytes(name)) != keccak256(bytes(g.name))
+                || keccak256(bytes(description)) != keccak256(bytes(g.description));
+            if (metaChanged || !_sameCids(g, cidHashes)) _requireGroupScope(k, SCOPE_MANAGE_ACTIONS, groupId);
+        }
+        while (g.pkps.length > 0) _removeAddress(g.pkps, g.pkpPos, g.pkps[g.pkps.length - 1]);
+        while (g.cids.length > 0) _removeBytes32(g.cids, g.cidPos, g.cids[g.cids.length - 1]);
+        g.name = name;
+        g.description = description;
+        _fillGroup(g, accountHash, pkps, cidHashes);
+        emit GroupUpdated(accountHash, groupId);
+    }
+
+    function addActionToGroup(uint256 accountHash, uint256 callerKeyHash, uint256 groupId, bytes32 cidHash) external {
+        Account storage a = _account(accountHash);
+        _requireScope(a, accountHash, callerKeyHash, SCOPE_MANAGE_ACTIONS, groupId);
+        Group storage g = _group(a, groupId);
+        if (cidHash == bytes32(0)) revert ZeroCid();
+        if (g.cidPos[cidHash] != 0) revert AlreadyInGroup();
+        if (g.cids.length >= MAX_GROUP_ITEMS) revert TooMany();
+        _pushBytes32(g.cids, g.cidPos, cidHash);
+        emit ActionAddedToGroup(accountHash, groupId, cidHash);
+    }
+
+    function removeActionFromGroup(uint256 accountHash, uint256 callerKeyHash, uint256 groupId, bytes32 cidHash)
+        external
+    {
+        Account storage a = _account(accountHash);
+        _requireScope(a, accountHash, callerKeyHash, SCOPE_MANAGE_ACTIONS, groupId);
+        Group storage g = _group(a, groupId);
+        if (g.cidPos[cidHash] == 0) revert NotInGroup();
+        _removeBytes32(g.cids, g.cidPos, cidHash);
+        emit ActionRemovedFromGroup(accountHash, groupId, cidHash);
+    }
+
+    function addPkpToGroup(uint256 accountHash, uint256 callerKeyHash, uint256 groupId, address pkp) external {
+        Account storage a = _account(accountHash);
+        _requireScope(a, accountHash, callerKeyHash, SCOPE_ADD_PKP, groupId);
+        Group storage g = _group(a, groupId);
+        if (s_wallets[pkp].accountHash != accountHash) revert UnknownPkp(pkp);
+        if (g.pkpPos[pkp] != 0) revert AlreadyInGroup();
+        if (g.pkps.length >= MAX_GROUP_ITEMS) revert TooMany();
+        _pushAddress(g.pkps, g.pkpPos, pkp);
+        emit PkpAddedToGroup(accountHash, groupId, pkp);
+    }
+
+    function removePkpFromGroup(uint256 accountHash, uint256 callerKeyHash, uint256 groupId, address pkp) external {
+        Account storage a = _account(accountHash);
+        _requireScope(a, accountHash, callerKeyHash, SCOPE_REMOVE_PKP, groupId);
+        Group storage g = _group(a, groupId);
+        if (g.pkpPos[pkp] == 0) revert NotInGroup();
+        _removeAddress(g.pkps, g.pkpPos, pkp);
+        emit PkpRemovedFromGroup(accountHash, groupId, pkp);
+    }
+
+    function _fillGroup(Group storage g, uint256 accountHash, address[] calldata pkps, bytes32[] calldata cidHashes)
+        private
+    {
+        if (pkps.length > MAX_ITEMS_PER_CALL || cidHashes.length > MAX_ITEMS_PER_CALL) revert TooMany();
+        for (uint256 i = 0; i < pkps.length; i++) {
+            address p = pkps[i];
+            // A group may list only its own account's PKPs: no account reaches another's key material.
+            if (s_wallets[p].accountHash != accountHash) revert UnknownPkp(p);
+            if (g.pkpPos[p] != 0) revert Duplicate();
+            _pushAddress(g.pkps, g.pkpPos, p);
+        }
+        for (uint256 i = 0; i < cidHashes.length; i++) {
+            bytes32 c = cidHashes[i];
+            if (c == bytes32(0)) revert ZeroCid();
+            if (g.cidPos[c] != 0) revert Duplicate();
+            _pushBytes32(g.cids, g.cidPos, c);
+        }
+    }
+
+    /// True iff cidHashes is exactly the group's CID set (assuming no duplicates in cidHashes; a
+    /// duplicate makes _fillGroup revert afterwards).
+    function _sameCids(Group storage g, bytes32[] calldata cidHashes) private view returns (bool) {
+        if (cidHashes.length != g.cids.length) return false;
+        for (uint256 i = 0; i < cidHashes.length; i++) {
+            if (g.cidPos[cidHashes[i]] == 0) return false;
+        }
+        return true;
+    }
+
+    // =====================================================================================
+    // PKP registry
+    // =====================================================================================
+
+    function registerWalletDerivation(
+        uint256 accountHash,
+        uint256 callerKeyHash,
+        address wallet,
+        uint256 derivationPath,
+        string calldata name,
+        string calldata description
+    ) external {
+        Account storage a = _account(accountHash);
+        _requireScope(a, accountHash, callerKeyHash, SCOPE_CREATE_PKPS, 0);
+        if (wallet == address(0)) revert ZeroAddress();
+        if (derivationPath == 0) revert ZeroPath();
+        if (pathAccount[derivationPath] != 0) revert PathTaken();
+        if (s_wallets[wallet].accountHash != 0) revert WalletTaken();
+        _checkText(name, description);
+        pathAccount[derivationPath] = accountHash;
+        Wallet storage w = s_wallets[wallet];
+        w.accountHash = accountHash;
+        w.derivationPath = derivationPath;
+        w.name = name;
+        w.description = description;
+        _pushAddress(a.walletList, a.walletPos, wallet);
+        emit WalletRegistered(accountHash, wallet, derivationPath);
+    }
+
+    // =====================================================================================
+    // Standalone action metadata
+    // =====================================================================================
+
+    function addAction(
+        uint256 accountHash,
+        uint256 callerKeyHash,
+        bytes32 cidHash,
+        string calldata name,
+        string calldata description
+    ) external {
+        Account storage a = _account(accountHash);
+        _requireActionScope(a, accountHash, callerKeyHash);
+        if (cidHash == bytes32(0)) revert ZeroCid();
+        if (a.actionPos[cidHash] != 0) revert ActionExists();
+        _checkText(name, description);
+        _pushBytes32(a.actionList, a.actionPos, cidHash);
+        a.actions[cidHash] = ActionMeta(name, description);
+        emit ActionAdded(accountHash, cidHash);
+    }
+
+    function updateActionMetadata(
+        uint256 accountHash,
+        uint256 callerKeyHash,
+        bytes32 cidHash,
+        string calldata name,
+        string calldata description
+    ) external {
+        Account storage a = _account(accountHash);
+        _requireActionScope(a, accountHash, callerKeyHash);
+        if (a.actionPos[cidHash] == 0) revert UnknownAction();
+        _checkText(name, description);
+        a.actions[cidHash] = ActionMeta(name, description);
+        emit ActionMetadataUpdated(accountHash, cidHash);
+    }
+
+    function deleteAction(uint256 accountHash, uint256 callerKeyHash, bytes32 cidHash) external {
+        Account storage a = _account(accountHash);
+        _requireActionScope(a, accountHash, callerKeyHash);
+        if (a.actionPos[cidHash] == 0) revert UnknownAction();
+        _removeBytes32(a.actionList, a.actionPos, cidHash);
+        delete a.actions[cidHash];
+        emit ActionDeleted(accountHash, cidHash);
+    }
+
+    // =====================================================================================
+    // Authorization
+    // =====================================================================================
+
+    function _account(uint256 accountHash) private view returns (Account storage a) {
+        a = s_accounts[accountHash];
+        if (!a.exists) revert UnknownAccount();
+    }
+
+    function _group(Account storage a, uint256 groupId) private view returns (Group storage g) {
+        g = a.groups[groupId];
+        if (!g.exists) revert UnknownGroup(groupId);
+    }
+
+    /// Who is writing: the owner (isOwner) or a live usage key k of this account; reverts otherwise.
+    function _caller(Account storage a, uint256 accountHash, uint256 callerKeyHash)
+        private
+        view
+        returns (bool isOwner, UsageKey storage k)
+    {
+        k = a.keys[callerKeyHash];
+        if (msg.sender == a.admin) return (true, k);
+        if (s_apiPayerPos[msg.sender] == 0) revert NotAuthorized();
+        if (!a.managed) revert NotManaged();
+        if (callerKeyHash == accountHash) return (true, k);
+        if (!k.exists) revert NotAuthorized();
+        if (_expired(k)) revert KeyExpired();
+        return (false, k);
+    }
+
+    function _requireOwner(Account storage a, uint256 accountHash, uint256 callerKeyHash) private view {
+        (bool isOwner,) = _caller(a, accountHash, callerKeyHash);
+        if (!isOwner) revert OwnerOnly();
+    }
+
+    function _requireScope(Account storage a, uint256 accountHash, uint256 callerKeyHash, uint8 scope, uint256 groupId)
+        private
+        view
+    {
+        (bool isOwner, UsageKey storage k) = _caller(a, accountHash, callerKeyHash);
+        if (isOwner) return;
+        if (!_keyHas(k, scope, groupId)) revert MissingScope(scope, groupId);
+    }
+
+    function _requireGroupScope(UsageKey storage k, uint8 scope, uint256 groupId) private view {
+        if (!_keyHas(k, scope, groupId)) revert MissingScope(scope, groupId);
+    }
+
+    function _requireActionScope(Account storage a, uint256 accountHash, uint256 callerKeyHash) private view {
+        (bool isOwner, UsageKey storage k) = _caller(a, accountHash, callerKeyHash);
+        if (isOwner) return;
+        if (k.groupScopes[SCOPE_MANAGE_ACTIONS].length == 0) revert MissingScope(SCOPE_MANAGE_ACTIONS, 0);
+    }
+
+    function _expired(UsageKey storage k) private view returns (bool) {
+        return k.expiration != 0 && block.timestamp >= k.expiration;
+    }
+
+    /// Scope test without liveness (callers check liveness first). groupId is ignored for
+    /// account-wide scopes.
+    function _keyHas(UsageKey storage k, uint8 scope, uint256 groupId) private view returns (bool) {
+        if (scope == SCOPE_CREATE_GROUPS) return k.canCreateGroups;
+        if (scope == SCOPE_DELETE_GROUPS) return k.canDeleteGroups;
+        if (scope == SCOPE_CREATE_PKPS) return k.canCreatePkps;
+        if (scope > SCOPE_EXECUTE) return false;
+        uint256[] storage ids = k.groupScopes[scope];
+        for (uint256 i = 0; i < ids.length; i++) {
+            if (ids[i] == 0 || ids[i] == groupId) return true;
+        }
+        return false;
+    }
+
+    function _checkText(string calldata name, string calldata description) private pure {
+        if (bytes(name).length > MAX_NAME_BYTES) revert NameTooLong();
+        if (bytes(description).length > MAX_DESCRIPTION_BYTES) revert DescriptionTooLong();
+    }
+
+    function _setIds(uint256[] storage dst, uint256[] calldata src) private {
+        if (src.length > MAX_ITEMS_PER_CALL) revert TooMany();
+        while (dst.length > 0) dst.pop();
+        for (uint256 i = 0; i < src.length; i++) dst.push(src[i]);
+    }
+
+    // =====================================================================================
+    // Views
+    // =====================================================================================
+
+    function getApiPayers() external view returns (address[] memory) {
+        return s_apiPayers;
+    }
+
+    function isApiPayer(address wallet) external view returns (bool) {
+        return s_apiPayerPos[wallet] != 0;
+    }
+
+    function accountExists(uint256 apiKeyHash) external view returns (bool) {
+        return s_accounts[apiKeyHash].exists;
+    }
+
+    function getAccount(uint256 accountHash)
+        external
+        view
+        returns (address adminWalletAddress, bool managed, bool exists)
+    {
+        Account storage a = s_accounts[accountHash];
+        return (a.admin, a.managed, a.exists);
+    }
+
+    /// Which account a key belongs to, whether it is the owner's key, and whether it is live now
+    /// (usage key: exists and not expired; account key: the account is managed).
+    function resolveKey(uint256 keyHash) public view returns (uint256 accountHash, bool isOwner, bool valid) {
+        accountHash = keyAccount[keyHash];
+        if (accountHash == 0) return (0, false, false);
+        Account storage a = s_accounts[accountHash];
+        // A ChainSecured account has no account-level API key: its hash (for a wallet-created account,
+        // keccak256 of the public address) must never work as a credential, nor a converted
+        // account's old master key.
+        if (keyHash == accountHash) return (accountHash, true, a.exists && a.managed);
+        UsageKey storage k = a.keys[keyHash];
+        return (accountHash, false, k.exists && !_expired(k));
+    }
+
+    /// Whether a live key holds a scope (for per-group scopes: on groupId). The owner key holds all.
+    function keyHasScope(uint256 keyHash, uint8 scope, uint256 groupId) external view returns (bool) {
+        (uint256 accountHash, bool isOwner, bool valid) = resolveKey(keyHash);
+        if (!valid) return false;
+        if (isOwner) return scope <= SCOPE_CREATE_PKPS;
+        return _keyHas(s_accounts[accountHash].keys[keyHash], scope, groupId);
+    }
+
+    /// True iff the key is live, the PKP is registered to the key's account, and some group on which
+    /// the key may execute lists both cidHash and pkp (the owner key may execute on every group).
+    function canExecute(uint256 keyHash, bytes32 cidHash, address pkp) external view returns (bool) {
+        (uint256 accountHash, bool isOwner, bool valid) = resolveKey(keyHash);
+        if (!valid) return false;
+        if (s_wallets[pkp].accountHash != accountHash) return false;
+        Account storage a = s_accounts[accountHash];
+        bool all = isOwner;
+        uint256[] storage ids = a.keys[keyHash].groupScopes[SCOPE_EXECUTE];
+        if (!all) {
+            for (uint256 i = 0; i < ids.length; i++) {
+                if (ids[i] == 0) {
+                    all = true;
+                    break;
+                }
+            }
+        }
+        if (all) ids = a.groupList;
+        for (uint256 i = 0; i < ids.length; i++) {
+            Group storage g = a.groups[ids[i]];
+            if (g.exists && g.cidPos[cidHash] != 0 && g.pkpPos[pkp] != 0) return true;
+        }
+        return false;
+    }
+
+    function getUsageKey(uint256 accountHash, uint256 keyHash) public view returns (UsageKeyView memory v) {
+        UsageKey storage k = s_accounts[accountHash].keys[keyHash];
+        if (!k.exists) revert UnknownKey();
+        v.keyHash = keyHash;
+        v.expiration = k.expiration;
+        v.balance = k.balance;
+        v.name = k.name;
+        v.description = k.description;
+        v.canCreateGroups = k.canCreateGroups;
+        v.canDeleteGroups = k.canDeleteGroups;
+        v.canCreatePkps = k.canCreatePkps;
+        v.manageIpfsIdsInGroups = k.groupScopes[SCOPE_MANAGE_ACTIONS];
+        v.addPkpToGroups = k.groupScopes[SCOPE_ADD_PKP];
+        v.removePkpFromGroups = k.groupScopes[SCOPE_REMOVE_PKP];
+        v.executeInGroups = k.groupScopes[SCOPE_EXECUTE];
+    }
+
+    function getGroup(uint256 accountHash, uint256 groupId) public view returns (GroupView memory v) {
+        Group storage g = _group(s_accounts[accountHash], groupId);
+        return GroupView(groupId, g.name, g.description, g.pkps, g.cids);
+    }
+
+    function getWallet(address wallet) public view returns (uint256 accountHash, WalletView memory v) {
+        Wallet storage w = s_wallets[wallet];
+        return (w.accountHash, WalletView(wallet, w.derivationPath, w.name, w.description));
+    }
+
+    function getAction(uint256 accountHash, bytes32 cidHash) public view returns (ActionView memory) {
+        ActionMeta storage m = s_accounts[accountHash].actions[cidHash];
+        return ActionView(cidHash, m.name, m.description);
+    }
+
+    function usageKeyCount(uint256 accountHash) external view returns (uint256) {
+        return s_accounts[accountHash].keyList.length;
+    }
+
+    function groupCount(uint256 accountHash) external view returns (uint256) {
+        return s_accounts[accountHash].groupList.length;
+    }
+
+    function walletCount(uint256 accountHash) external view returns (uint256) {
+        return s_accounts[accountHash].walletList.length;
+    }
+
+    function actionCount(uint256 accountHash) external view returns (uint256) {
+        return s_accounts[accountHash].actionList.length;
+    }
+
+    function groupWalletCount(uint256 accountHash, uint256 groupId) external view returns (uint256) {
+        return _group(s_accounts[accountHash], groupId).pkps.length;
+    }
+
+    function groupActionCount(uint256 accountHash, uint256 groupId) external view returns (uint256) {
+        return _group(s_accounts[accountHash], groupId).cids.length;
+    }
+
+    /// Paged views: items [offset, offset + size) in list order; size is capped at MAX_PAGE_SIZE; an
+    /// offset past the end gives an empty page. Removal swaps the last item into the hole.
+    function listUsageKeys(uint256 accountHash, uint256 offset, uint256 size)
+        external
+        view
+        returns (UsageKeyView[] memory page)
+    {
+        uint256[] storage list = s_accounts[accountHash].keyList;
+        (uint256 start, uint256 n) = _window(list.length, offset, size);
+        page = new UsageKeyView[](n);
+        for (uint256 i = 0; i < n; i++) page[i] = getUsageKey(accountHash, list[start + i]);
+    }
+
+    function listGroups(uint256 accountHash, uint256 offset, uint256 size)
+        external
+        view
+        returns (GroupView[] memory page)
+    {
+        uint256[] storage list = s_accounts[accountHash].groupList;
+        (uint256 start, uint256 n) = _window(list.length, offset, size);
+        page = new GroupView[](n);
+        for (uint256 i = 0; i < n; i++) page[i] = getGroup(accountHash, list[start + i]);
+    }
+
+    function listWallets(uint256 accountHash, uint256 offset, uint256 size)
+        external
+        view
+        returns (WalletView[] memory)
+    {
+        return _walletPage(s_accounts[accountHash].walletList, offset, size);
+    }
+
+    function listWalletsInGroup(uint256 accountHash, uint256 groupId, uint256 offset, uint256 size)
+        external
+        view
+        returns (WalletView[] memory)
+    {
+        return _walletPage(_group(s_accounts[accountHash], groupId).pkps, offset, size);
+    }
+
+    function listActions(uint256 accountHash, uint256 offset, uint256 size)
+        external
+        view
+        returns (ActionView[] memory)
+    {
+        return _actionPage(accountHash, s_accounts[accountHash].actionList, offset, size);
+    }
+
+    /// Actions in a group; name and description come from the standalone metadata when registered.
+    function listActionsInGroup(uint256 accountHash, uint256 groupId, uint256 offset, uint256 size)
+        external
+        view
+        returns (ActionView[] memory)
+    {
+        return _actionPage(accountHash, _group(s_accounts[accountHash], groupId).cids, offset, size);
+    }
+
+    function _walletPage(address[] storage list, uint256 offset, uint256 size)
+        private
+        view
+        returns (WalletView[] memory page)
+    {
+        (uint256 start, uint256 n) = _window(list.length, offset, size);
+        page = new WalletView[](n);
+        for (uint256 i = 0; i < n; i++) (, page[i]) = getWallet(list[start + i]);
+    }
+
+    function _actionPage(uint256 accountHash, bytes32[] storage list, uint256 offset, uint256 size)
+        private
+        view
+        returns (ActionView[] memory page)
+    {
+        (uint256 start, uint256 n) = _window(list.length, offset, size);
+        page = new ActionView[](n);
+        for (uint256 i = 0; i < n; i++) page[i] = getAction(accountHash, list[start + i]);
+    }
+
+    function _window(uint256 length, uint256 offset, uint256 size) private pure returns (uint256 start, uint256 n) {
+        if (size > MAX_PAGE_SIZE) size = MAX_PAGE_SIZE;
+        if (offset >= length) return (length, 0);
+        start = offset;
+        n = length - offset < size ? length - offset : size;
+    }
+
+    // =====================================================================================
+    // O(1) sets: array + (value -> index + 1); removal swaps the last item into the hole.
+    // =====================================================================================
+
+    function _pushUint(uint256[] storage list, mapping(uint256 => uint256) storage pos, uint256 v) private {
+        list.push(v);
+        pos[v] = list.length;
+    }
+
+    function _removeUint(uint256[] storage list, mapping(uint256 => uint256) storage pos, uint256 v) private {
+        uint256 i = pos[v] - 1;
+        uint256 last = list[list.length - 1];
+        list[i] = last;
+        pos[last] = i + 1;
+        list.pop();
+        delete pos[v];
+    }
+
+    function _pushAddress(address[] storage list, mapping(address => uint256) storage pos, address v) private {
+        list.push(v);
+        pos[v] = list.length;
+    }
+
+    function _removeAddress(address[] storage list, mapping(address => uint256) storage pos, address v) private {
+        uint256 i = pos[v] - 1;
+        address last = list[list.length - 1];
+        list[i] = last;
+        pos[last] = i + 1;
+        list.pop();
+        delete pos[v];
+    }
+
+    function _pushBytes32(bytes32[] storage list, mapping(bytes32 => uint256) storage pos, bytes32 v) private {
+        list.push(v);
+        pos[v] = list.length;
+    }
+
+    function _removeBytes32(bytes32[] storage list, mapping(bytes32 => uint256) storage pos, bytes32 v) private {
+        uint256 i = pos[v] - 1;
+        bytes32 last = list[list.length - 1];
+        list[i] = last;
+        pos[last] = i + 1;
+        list.pop();
+        delete pos[v];
+    }
+}

@@ -1,0 +1,228 @@
+// Development chain: starts anvil on loopback and deploys AccountConfig, or deploys to a running node.
+//
+// CLI:
+//   node scripts/devchain.mjs start  --config <out.json> [--build-dir DIR] [--port N]
+//                                    [--api-payers 0xA,0xB] [--admin-payer 0xC]
+//     Starts anvil (127.0.0.1, the given or a free port), deploys, registers and funds the payers,
+//     writes the config, then stays in the foreground until SIGTERM/SIGINT and stops anvil.
+//   node scripts/devchain.mjs deploy --config <out.json> --rpc-url URL [--build-dir DIR]
+//                                    [--api-payers ...] [--admin-payer ...] [--deployer-key 0x..]
+//     Deploys to an already running node (default deployer: anvil's dev account 0, or the
+//     SIGIL_DEPLOYER_KEY environment variable).
+//   Without --api-payers, anvil's dev accounts 1..4 are the API payers; without --admin-payer, dev
+//   account 5 is the admin payer. --build-dir defaults to $SIGIL_BUILD_DIR or <repo>/build and must
+//   hold contracts/AccountConfig.{abi.json,bin} (cmake --build <dir> --target contracts).
+//   The config file is JSON: {rpc_url, chain_id, contract_address, api_payers, admin_payer,
+//   anvil_pid (null for deploy)}.
+//
+// Module (used by tests/contract): startAnvil, deployAccountConfig, loadArtifacts, DEV_MNEMONIC, devWallet.
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync, renameSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(join(REPO, 'package.json'));
+const { ethers } = require('ethers');
+
+export const ANVIL_BIN = join(REPO, 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil');
+// anvil's well-known development mnemonic (its dev accounts 0..9); never holds real funds.
+export const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
+const FUND_TARGET_WEI = ethers.parseEther('100');
+
+/// The dev account `index` of anvil's mnemonic, optionally connected to a provider.
+export function devWallet(index, provider = null) {
+  const w = ethers.HDNodeWallet.fromPhrase(DEV_MNEMONIC, undefined, `m/44'/60'/0'/0/${index}`);
+  return provider ? w.connect(provider) : w;
+}
+
+/// A loopback TCP port free at the time of the call.
+export function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+async function rpcAnswers(url) {
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+    });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+/// Starts anvil directly (never through npx, whose kill leaves anvil running) and waits until it
+/// answers JSON-RPC. Returns {url, port, pid, child, stop()}; stop() kills it and waits for exit.
+export async function startAnvil({ port = 0, timeoutMs = 10000, extraArgs = [] } = {}) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const p = port || (await freePort());
+    const child = spawn(ANVIL_BIN, ['--host', '127.0.0.1', '--port', String(p), '--silent', ...extraArgs], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    let exited = false;
+    const exitPromise = new Promise((r) => child.on('exit', () => { exited = true; r(); }));
+    const url = `http://127.0.0.1:${p}`;
+    const deadline = Date.now() + timeoutMs;
+    while (!exited && Date.now() < deadline) {
+      if (await rpcAnswers(url)) {
+        const stop = async () => {
+          if (!exited) child.kill('SIGTERM');
+          const t = setTimeout(() => { if (!exited) child.kill('SIGKILL'); }, 3000);
+          await exitPromise;
+          clearTimeout(t);
+        };
+        return { url, port: p, pid: child.pid, child, stop };
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    if (!exited) child.kill('SIGKILL');
+    await exitPromise;
+    // A fixed port that fails is final; a picked port may have been taken meanwhile: try another.
+    if (port) throw new Error(`anvil did not start on port ${p}: ${stderr.trim()}`);
+  }
+  throw new Error('anvil did not start');
+}
+
+/// Reads the compiled ABI and bytecode; compiles into a temporary folder if buildDir lacks them.
+export function loadArtifacts(buildDir) {
+  let dir = buildDir ? join(buildDir, 'contracts') : null;
+  let scratch = null;
+  if (!dir || !existsSync(join(dir, 'AccountConfig.bin'))) {
+    dir = scratch = mkdtempSync(join(tmpdir(), 'sigil-contracts-'));
+    execFileSync(process.execPath, [join(REPO, 'contracts/compile.mjs'), dir], { stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  try {
+    return {
+      abi: JSON.parse(readFileSync(join(dir, 'AccountConfig.abi.json'), 'utf8')),
+      bytecode: '0x' + readFileSync(join(dir, 'AccountConfig.bin'), 'utf8').trim(),
+    };
+  } finally {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/// Deploys AccountConfig from `deployer` (an ethers signer), registers the API payers and the admin
+/// payer, and tops each of them up to 100 ETH. Returns {contract, address, apiPayers, adminPayer}.
+export async function deployAccountConfig({ deployer, artifacts, apiPayers, adminPayer }) {
+  const signer = new ethers.NonceManager(deployer);
+  const factory = new ethers.ContractFactory(artifacts.abi, artifacts.bytecode, signer);
+  const contract = await factory.deploy();
+  await contract.waitForDeployment();
+  const address = await contract.getAddress();
+  await (await contract.setApiPayers(apiPayers)).wait();
+  await (await contract.setAdminPayer(adminPayer)).wait();
+  const provider = deployer.provider;
+  for (const who of [...apiPayers, adminPayer]) {
+    const balance = await provider.getBalance(who);
+    if (balance < FUND_TARGET_WEI) {
+      await (await signer.sendTransaction({ to: who, value: FUND_TARGET_WEI - balance })).wait();
+    }
+  }
+  return { contract: contract.connect(deployer), address, apiPayers, adminPayer };
+}
+
+function parseArgs(argv) {
+  const [mode, ...rest] = argv;
+  const opts = {};
+  for (let i = 0; i < rest.length; i++) {
+    const m = /^--([a-z-]+)$/.exec(rest[i]);
+    if (!m || i + 1 >= rest.length) throw new Error(`bad argument: ${rest[i]}`);
+    opts[m[1]] = rest[++i];
+  }
+  return { mode, opts };
+}
+
+function addressList(text) {
+  return text.split(',').filter(Boolean).map((a) => ethers.getAddress(a.trim()));
+}
+
+function writeConfig(path, config) {
+  const tmp = `${path}.tmp${process.pid}`;
+  writeFileSync(tmp, JSON.stringify(config, null, 2) + '\n', { mode: 0o644 });
+  renameSync(tmp, path);
+}
+
+async function deployToNode(rpcUrl, opts, anvilPid) {
+  const provider = new ethers.JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, pollingInterval: 50, cacheTimeout: -1 });
+  const deployerKey = opts['deployer-key'] ?? process.env.SIGIL_DEPLOYER_KEY;
+  const deployer = deployerKey ? new ethers.Wallet(deployerKey, provider) : devWallet(0, provider);
+  const apiPayers = opts['api-payers'] ? addressList(opts['api-payers']) : [1, 2, 3, 4].map((i) => devWallet(i).address);
+  const adminPayer = opts['admin-payer'] ? ethers.getAddress(opts['admin-payer']) : devWallet(5).address;
+  const artifacts = loadArtifacts(opts['build-dir'] ?? process.env.SIGIL_BUILD_DIR ?? join(REPO, 'build'));
+  const { address } = await deployAccountConfig({ deployer, artifacts, apiPayers, adminPayer });
+  const { chainId } = await provider.getNetwork();
+  provider.destroy();
+  const config = {
+    rpc_url: rpcUrl,
+    chain_id: Number(chainId),
+    contract_address: address,
+    api_payers: apiPayers,
+    admin_payer: adminPayer,
+    anvil_pid: anvilPid,
+  };
+  writeConfig(opts.config, config);
+  return config;
+}
+
+async function main() {
+  const { mode, opts } = parseArgs(process.argv.slice(2));
+  if (!['start', 'deploy'].includes(mode) || !opts.config) {
+    console.error('usage: devchain.mjs start|deploy --config OUT.json [--build-dir DIR] [--port N | --rpc-url URL]'
+      + ' [--api-payers 0x..,0x..] [--admin-payer 0x..] [--deployer-key 0x..]');
+    process.exit(2);
+  }
+  if (mode === 'deploy') {
+    if (!opts['rpc-url']) throw new Error('deploy needs --rpc-url');
+    const config = await deployToNode(opts['rpc-url'], opts, null);
+    console.log(`devchain: AccountConfig at ${config.contract_address} on ${config.rpc_url}`);
+    return;
+  }
+
+  const anvil = await startAnvil({ port: opts.port ? Number(opts.port) : 0 });
+  let stopping = false;
+  const stop = async (code) => {
+    if (stopping) return;
+    stopping = true;
+    await anvil.stop();
+    process.exit(code);
+  };
+  process.on('SIGTERM', () => stop(0));
+  process.on('SIGINT', () => stop(0));
+  anvil.child.on('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`devchain: anvil exited unexpectedly (${signal ?? code})`);
+      process.exit(1);
+    }
+  });
+  try {
+    const config = await deployToNode(anvil.url, opts, anvil.pid);
+    console.log(`devchain: anvil pid ${anvil.pid} at ${anvil.url}, AccountConfig at ${config.contract_address}`);
+  } catch (err) {
+    console.error(`devchain: ${err.message}`);
+    await stop(1);
+  }
+  // Stay in the foreground: the child keeps the event loop alive until a signal arrives.
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err) => {
+    console.error(`devchain: ${err.message}`);
+    process.exit(1);
+  });
+}
