@@ -65,6 +65,7 @@ Keccak256::Keccak256() {
 }
 
 void Keccak256::Update(ByteView data) {
+    if (data.empty()) return;  // an empty span may carry a null pointer, which memcpy must not see
     const std::uint8_t* p = data.data();
     std::size_t n = data.size();
     if (m_len > 0) {
