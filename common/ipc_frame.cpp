@@ -1,0 +1,490 @@
+#include "common/ipc_frame.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace sigil::common {
+namespace {
+
+std::uint32_t ReadU32(const std::uint8_t* p) {
+    return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
+}
+
+void WriteU32(std::uint8_t* p, std::uint32_t v) {
+    p[0] = static_cast<std::uint8_t>(v >> 24);
+    p[1] = static_cast<std::uint8_t>(v >> 16);
+    p[2] = static_cast<std::uint8_t>(v >> 8);
+    p[3] = static_cast<std::uint8_t>(v);
+}
+
+Error Malformed(std::string_view what) {
+    return MakeError(ErrorKind::InvalidInput, "malformed_message", std::string(what));
+}
+
+Error ProtocolError(std::string_view what) {
+    return MakeError(ErrorKind::Internal, "keyd_protocol_error", "keyd reply: " + std::string(what));
+}
+
+Error InvalidCid() {
+    return MakeError(ErrorKind::InvalidInput, "invalid_cid", "CID must be 1..128 characters of [A-Za-z0-9]");
+}
+
+bool IsCidText(ByteView cid) {
+    if (cid.empty() || cid.size() > IPC_MAX_CID) return false;
+    return std::all_of(cid.begin(), cid.end(), [](std::uint8_t c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    });
+}
+
+// Opens a payload and checks its type; a reply decoder's errors become protocol errors later.
+Result<MessageReader> OpenAs(ByteView payload, KeydMessage type) {
+    auto r = MessageReader::Open(payload);
+    if (!r.ok()) return r.error();
+    if (r->Type() != static_cast<std::uint8_t>(type)) return Malformed("unexpected message type");
+    return r;
+}
+
+template <std::size_t N>
+std::array<std::uint8_t, N> ToArray(ByteView v) {
+    std::array<std::uint8_t, N> out{};
+    std::memcpy(out.data(), v.data(), N);
+    return out;
+}
+
+SecretBuffer MustFinish(MessageWriter&& w) {
+    auto frame = std::move(w).Finish();
+    // Only called for messages whose size is bounded far below the cap.
+    if (!frame.ok()) std::abort();
+    return std::move(frame).value();
+}
+
+// Common start of every reply decoder: Failure -> its error, wrong type -> protocol error.
+Result<MessageReader> OpenReply(ByteView payload, KeydMessage expected) {
+    auto r = MessageReader::Open(payload);
+    if (!r.ok()) return ProtocolError("empty payload");
+    if (r->Type() == static_cast<std::uint8_t>(KeydMessage::Failure)) {
+        auto failure = DecodeFailureReply(payload);
+        if (!failure.ok()) return failure.error();
+        return KeydFailureToError(failure->code, failure->message);
+    }
+    if (r->Type() != static_cast<std::uint8_t>(expected)) return ProtocolError("unexpected reply type");
+    return r;
+}
+
+}  // namespace
+
+// FrameDecoder ---------------------------------------------------------------------------------
+
+FrameDecoder::FrameDecoder(std::size_t max_payload)
+    : m_max_payload(max_payload), m_buf(IPC_HEADER_SIZE + max_payload) {}
+
+std::size_t FrameDecoder::Space() const { return Failed() ? 0 : m_buf.size() - m_used; }
+
+Status FrameDecoder::Feed(ByteView data) {
+    if (m_failed) return *m_failed;
+    if (data.size() > Space()) {
+        m_failed = MakeError(ErrorKind::TooLarge, "frame_buffer_full", "more bytes than the frame buffer holds");
+        return *m_failed;
+    }
+    // Copy frame by frame so that every header is checked the moment its fourth byte arrives,
+    // including headers of later frames pipelined behind an unpopped one.
+    std::size_t offset = 0;
+    while (offset < data.size()) {
+        const std::size_t start = m_used - Pending();
+        const std::size_t have = m_used - start;
+        std::size_t want = IPC_HEADER_SIZE - have;
+        if (have >= IPC_HEADER_SIZE) want = IPC_HEADER_SIZE + ReadU32(m_buf.data() + start) - have;
+        const std::size_t take = std::min(want, data.size() - offset);
+        std::memcpy(m_buf.data() + m_used, data.data() + offset, take);
+        m_used += take;
+        offset += take;
+        if (have < IPC_HEADER_SIZE && have + take >= IPC_HEADER_SIZE) {
+            const std::uint32_t length = ReadU32(m_buf.data() + start);
+            if (length == 0) m_failed = MakeError(ErrorKind::InvalidInput, "frame_empty", "frame of length 0");
+            if (length > m_max_payload) {
+                m_failed = MakeError(ErrorKind::TooLarge, "frame_too_large",
+                                     "frame of " + std::to_string(length) + " bytes exceeds the cap of " +
+                                         std::to_string(m_max_payload));
+            }
+            if (m_failed) return *m_failed;
+        }
+    }
+    return Success();
+}
+
+std::optional<ByteView> FrameDecoder::Front() const {
+    if (m_failed || m_used < IPC_HEADER_SIZE) return std::nullopt;
+    const std::size_t length = ReadU32(m_buf.data());
+    if (m_used < IPC_HEADER_SIZE + length) return std::nullopt;
+    return ByteView(m_buf.data() + IPC_HEADER_SIZE, length);
+}
+
+void FrameDecoder::Pop() {
+    if (!Front()) return;
+    const std::size_t total = IPC_HEADER_SIZE + ReadU32(m_buf.data());
+    std::memmove(m_buf.data(), m_buf.data() + total, m_used - total);
+    Wipe(m_buf.data() + (m_used - total), total);
+    m_used -= total;
+}
+
+std::size_t FrameDecoder::Pending() const {
+    std::size_t start = 0;
+    while (start + IPC_HEADER_SIZE <= m_used) {
+        const std::size_t total = IPC_HEADER_SIZE + ReadU32(m_buf.data() + start);
+        if (start + total > m_used) break;
+        start += total;
+    }
+    return m_used - start;
+}
+
+// MessageWriter / MessageReader ----------------------------------------------------------------
+
+MessageWriter::MessageWriter(std::uint8_t type) {
+    m_frame.reserve(64);
+    m_frame.resize(IPC_HEADER_SIZE);
+    m_frame.push_back(type);
+}
+
+void MessageWriter::PutBytes(ByteView field) {
+    if (m_too_large) return;
+    const std::size_t payload_after = m_frame.size() - IPC_HEADER_SIZE + 4 + field.size();
+    if (field.size() > IPC_MAX_PAYLOAD || payload_after > IPC_MAX_PAYLOAD) {
+        m_too_large = true;
+        return;
+    }
+    const std::size_t at = m_frame.size();
+    m_frame.resize(at + 4 + field.size());
+    WriteU32(m_frame.data() + at, static_cast<std::uint32_t>(field.size()));
+    if (!field.empty()) std::memcpy(m_frame.data() + at + 4, field.data(), field.size());
+}
+
+void MessageWriter::PutU64(std::uint64_t value) {
+    std::array<std::uint8_t, 8> be{};
+    for (int i = 7; i >= 0; --i, value >>= 8) be[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(value);
+    PutBytes(be);
+}
+
+Result<SecretBuffer> MessageWriter::Finish() && {
+    if (m_too_large) {
+        return MakeError(ErrorKind::TooLarge, "frame_too_large", "message exceeds the 64 KiB frame cap");
+    }
+    WriteU32(m_frame.data(), static_cast<std::uint32_t>(m_frame.size() - IPC_HEADER_SIZE));
+    return std::move(m_frame);
+}
+
+Result<MessageReader> MessageReader::Open(ByteView payload) {
+    if (payload.empty()) return Malformed("empty payload");
+    return MessageReader(payload[0], payload.subspan(1));
+}
+
+Result<ByteView> MessageReader::GetBytes(std::size_t max_size) {
+    if (m_rest.size() < 4) return Malformed("field header truncated");
+    const std::size_t size = ReadU32(m_rest.data());
+    if (size > m_rest.size() - 4) return Malformed("field runs past the end");
+    if (size > max_size) return Malformed("field too long");
+    const ByteView field = m_rest.subspan(4, size);
+    m_rest = m_rest.subspan(4 + size);
+    return field;
+}
+
+Result<ByteView> MessageReader::GetFixed(std::size_t size) {
+    auto f = GetBytes(size);
+    if (!f.ok()) return f;
+    if (f->size() != size) return Malformed("field has the wrong size");
+    return f;
+}
+
+Result<std::uint64_t> MessageReader::GetU64() {
+    auto f = GetFixed(8);
+    if (!f.ok()) return f.error();
+    std::uint64_t v = 0;
+    for (std::uint8_t b : *f) v = (v << 8) | b;
+    return v;
+}
+
+Status MessageReader::Finish() const {
+    if (!m_rest.empty()) return Malformed("trailing bytes");
+    return Success();
+}
+
+// Failures ----------------------------------------------------------------------------------------
+
+Error KeydFailureToError(KeydFailure code, std::string_view message) {
+    const std::string text = "keyd: " + std::string(message);
+    switch (code) {
+        case KeydFailure::MalformedRequest: return MakeError(ErrorKind::Internal, "keyd_malformed_request", text);
+        case KeydFailure::UnknownRequest: return MakeError(ErrorKind::Internal, "keyd_unknown_request", text);
+        case KeydFailure::InvalidInput: return MakeError(ErrorKind::InvalidInput, "keyd_invalid_input", text);
+        case KeydFailure::Refused: return MakeError(ErrorKind::Forbidden, "keyd_refused", text);
+        case KeydFailure::OutOfRange: return MakeError(ErrorKind::InvalidInput, "keyd_out_of_range", text);
+        case KeydFailure::Internal: break;
+    }
+    return MakeError(ErrorKind::Internal, "keyd_internal", text);
+}
+
+// Request encoders ------------------------------------------------------------------------------
+
+SecretBuffer EncodePingRequest() { return MustFinish(MessageWriter(static_cast<std::uint8_t>(KeydMessage::Ping))); }
+
+SecretBuffer EncodeMintPathRequest() {
+    return MustFinish(MessageWriter(static_cast<std::uint8_t>(KeydMessage::MintPath)));
+}
+
+SecretBuffer EncodePkpRequest(KeydMessage type, const PkpRef& ref) {
+    MessageWriter w(static_cast<std::uint8_t>(type));
+    w.PutBytes(ref.account_hash);
+    w.PutBytes(ref.path);
+    return MustFinish(std::move(w));
+}
+
+Result<SecretBuffer> EncodeActionRequest(KeydMessage type, std::string_view cid) {
+    if (!IsCidText(AsBytes(cid))) return InvalidCid();
+    MessageWriter w(static_cast<std::uint8_t>(type));
+    w.PutBytes(AsBytes(cid));
+    return std::move(w).Finish();
+}
+
+SecretBuffer EncodeGetPayersRequest(std::uint64_t count) {
+    MessageWriter w(static_cast<std::uint8_t>(KeydMessage::GetPayers));
+    w.PutU64(count);
+    return MustFinish(std::move(w));
+}
+
+Result<SecretBuffer> EncodeSignPayerTxRequest(const PayerTxRequest& tx) {
+    MessageWriter w(static_cast<std::uint8_t>(KeydMessage::SignPayerTx));
+    w.PutU64(tx.payer);
+    w.PutU64(tx.chain_id);
+    w.PutU64(tx.nonce);
+    w.PutU64(tx.max_priority_fee_per_gas);
+    w.PutU64(tx.max_fee_per_gas);
+    w.PutU64(tx.gas_limit);
+    if (tx.to) {
+        w.PutBytes(*tx.to);
+    } else {
+        w.PutBytes({});
+    }
+    w.PutBytes(tx.data);
+    return std::move(w).Finish();
+}
+
+// Request decoders --------------------------------------------------------------------------------
+
+Status DecodeEmptyRequest(ByteView payload) {
+    auto r = MessageReader::Open(payload);
+    if (!r.ok()) return r.error();
+    const std::uint8_t t = r->Type();
+    if (t != static_cast<std::uint8_t>(KeydMessage::Ping) && t != static_cast<std::uint8_t>(KeydMessage::MintPath)) {
+        return Malformed("unexpected message type");
+    }
+    return r->Finish();
+}
+
+Result<PkpRef> DecodePkpRequest(ByteView payload) {
+    auto r = MessageReader::Open(payload);
+    if (!r.ok()) return r.error();
+    const std::uint8_t t = r->Type();
+    if (t != static_cast<std::uint8_t>(KeydMessage::GetPkpPublic) &&
+        t != static_cast<std::uint8_t>(KeydMessage::GetPkpKeys)) {
+        return Malformed("unexpected message type");
+    }
+    auto account = r->GetFixed(32);
+    if (!account.ok()) return account.error();
+    auto path = r->GetFixed(32);
+    if (!path.ok()) return path.error();
+    SIGIL_TRY_STATUS(r->Finish());
+    return PkpRef{ToArray<32>(*account), ToArray<32>(*path)};
+}
+
+Result<std::string> DecodeActionRequest(ByteView payload) {
+    auto r = MessageReader::Open(payload);
+    if (!r.ok()) return r.error();
+    const std::uint8_t t = r->Type();
+    if (t != static_cast<std::uint8_t>(KeydMessage::GetActionKey) &&
+        t != static_cast<std::uint8_t>(KeydMessage::GetActionPublic)) {
+        return Malformed("unexpected message type");
+    }
+    auto cid = r->GetBytes(IPC_MAX_PAYLOAD);
+    if (!cid.ok()) return cid.error();
+    SIGIL_TRY_STATUS(r->Finish());
+    if (!IsCidText(*cid)) return InvalidCid();
+    return std::string(cid->begin(), cid->end());
+}
+
+Result<std::uint64_t> DecodeGetPayersRequest(ByteView payload) {
+    auto r = OpenAs(payload, KeydMessage::GetPayers);
+    if (!r.ok()) return r.error();
+    auto count = r->GetU64();
+    if (!count.ok()) return count;
+    SIGIL_TRY_STATUS(r->Finish());
+    return count;
+}
+
+Result<PayerTxRequest> DecodeSignPayerTxRequest(ByteView payload) {
+    auto r = OpenAs(payload, KeydMessage::SignPayerTx);
+    if (!r.ok()) return r.error();
+    PayerTxRequest tx;
+    for (std::uint64_t* field : {&tx.payer, &tx.chain_id, &tx.nonce, &tx.max_priority_fee_per_gas,
+                                 &tx.max_fee_per_gas, &tx.gas_limit}) {
+        auto v = r->GetU64();
+        if (!v.ok()) return v.error();
+        *field = *v;
+    }
+    auto to = r->GetBytes(20);
+    if (!to.ok()) return to.error();
+    if (to->size() == 20) {
+        tx.to = ToArray<20>(*to);
+    } else if (!to->empty()) {
+        return Malformed("recipient must be 0 or 20 bytes");
+    }
+    auto data = r->GetBytes(IPC_MAX_PAYLOAD);
+    if (!data.ok()) return data.error();
+    tx.data.assign(data->begin(), data->end());
+    SIGIL_TRY_STATUS(r->Finish());
+    return tx;
+}
+
+// Reply encoders ----------------------------------------------------------------------------------
+
+SecretBuffer EncodeFailureReply(KeydFailure code, std::string_view message) {
+    MessageWriter w(static_cast<std::uint8_t>(KeydMessage::Failure));
+    const std::uint8_t c = static_cast<std::uint8_t>(code);
+    w.PutBytes(ByteView(&c, 1));
+    w.PutBytes(AsBytes(message.substr(0, IPC_MAX_FAILURE_MESSAGE)));
+    return MustFinish(std::move(w));
+}
+
+SecretBuffer EncodePongReply() {
+    MessageWriter w(static_cast<std::uint8_t>(KeydMessage::Pong));
+    w.PutU64(IPC_PROTOCOL_VERSION);
+    return MustFinish(std::move(w));
+}
+
+SecretBuffer EncodePathReply(const Hash32& path) {
+    MessageWriter w(static_cast<std::uint8_t>(KeydMessage::Path));
+    w.PutBytes(path);
+    return MustFinish(std::move(w));
+}
+
+SecretBuffer EncodePublicKeyReply(const PublicKeyInfo& info) {
+    MessageWriter w(static_cast<std::uint8_t>(KeydMessage::PublicKey));
+    w.PutBytes(info.address);
+    w.PutBytes(info.public_key);
+    return MustFinish(std::move(w));
+}
+
+SecretBuffer EncodePkpKeysReply(const SecretBytes& signing_key, const SecretBytes& encryption_key) {
+    if (signing_key.size() != 32 || encryption_key.size() != 32) std::abort();
+    MessageWriter w(static_cast<std::uint8_t>(KeydMessage::PkpKeys));
+    w.PutBytes(signing_key.view());
+    w.PutBytes(encryption_key.view());
+    return MustFinish(std::move(w));
+}
+
+SecretBuffer EncodeSecretKeyReply(const SecretBytes& key) {
+    if (key.size() != 32) std::abort();
+    MessageWriter w(static_cast<std::uint8_t>(KeydMessage::SecretKey));
+    w.PutBytes(key.view());
+    return MustFinish(std::move(w));
+}
+
+SecretBuffer EncodePayersReply(const PayerList& payers) {
+    if (payers.payers.size() > IPC_MAX_PAYERS) std::abort();
+    MessageWriter w(static_cast<std::uint8_t>(KeydMessage::Payers));
+    w.PutBytes(payers.admin);
+    Bytes joined;
+    joined.reserve(payers.payers.size() * 20);
+    for (const Address20& a : payers.payers) joined.insert(joined.end(), a.begin(), a.end());
+    w.PutBytes(joined);
+    return MustFinish(std::move(w));
+}
+
+Result<SecretBuffer> EncodeSignedTxReply(ByteView raw_tx) {
+    MessageWriter w(static_cast<std::uint8_t>(KeydMessage::SignedTx));
+    w.PutBytes(raw_tx);
+    return std::move(w).Finish();
+}
+
+// Reply decoders ----------------------------------------------------------------------------------
+
+Result<FailureReply> DecodeFailureReply(ByteView payload) {
+    auto r = OpenAs(payload, KeydMessage::Failure);
+    if (!r.ok()) return ProtocolError("malformed failure");
+    auto code = r->GetFixed(1);
+    if (!code.ok()) return ProtocolError("malformed failure");
+    auto message = r->GetBytes(IPC_MAX_FAILURE_MESSAGE);
+    if (!message.ok() || !r->Finish().ok()) return ProtocolError("malformed failure");
+    FailureReply out;
+    const std::uint8_t c = (*code)[0];
+    out.code = (c >= 1 && c <= 6) ? static_cast<KeydFailure>(c) : KeydFailure::Internal;
+    out.message.assign(message->begin(), message->end());
+    return out;
+}
+
+Status DecodePongReply(ByteView payload) {
+    auto r = OpenReply(payload, KeydMessage::Pong);
+    if (!r.ok()) return r.error();
+    auto version = r->GetU64();
+    if (!version.ok() || !r->Finish().ok()) return ProtocolError("malformed pong");
+    if (*version != IPC_PROTOCOL_VERSION) return ProtocolError("protocol version mismatch");
+    return Success();
+}
+
+Result<Hash32> DecodePathReply(ByteView payload) {
+    auto r = OpenReply(payload, KeydMessage::Path);
+    if (!r.ok()) return r.error();
+    auto path = r->GetFixed(32);
+    if (!path.ok() || !r->Finish().ok()) return ProtocolError("malformed path");
+    return ToArray<32>(*path);
+}
+
+Result<PublicKeyInfo> DecodePublicKeyReply(ByteView payload) {
+    auto r = OpenReply(payload, KeydMessage::PublicKey);
+    if (!r.ok()) return r.error();
+    auto address = r->GetFixed(20);
+    if (!address.ok()) return ProtocolError("malformed public key");
+    auto key = r->GetFixed(65);
+    if (!key.ok() || !r->Finish().ok() || (*key)[0] != 0x04) return ProtocolError("malformed public key");
+    return PublicKeyInfo{ToArray<20>(*address), ToArray<65>(*key)};
+}
+
+Result<PkpKeys> DecodePkpKeysReply(ByteView payload) {
+    auto r = OpenReply(payload, KeydMessage::PkpKeys);
+    if (!r.ok()) return r.error();
+    auto signing = r->GetFixed(32);
+    if (!signing.ok()) return ProtocolError("malformed keys");
+    auto encryption = r->GetFixed(32);
+    if (!encryption.ok() || !r->Finish().ok()) return ProtocolError("malformed keys");
+    return PkpKeys{SecretBytes(*signing), SecretBytes(*encryption)};
+}
+
+Result<SecretBytes> DecodeSecretKeyReply(ByteView payload) {
+    auto r = OpenReply(payload, KeydMessage::SecretKey);
+    if (!r.ok()) return r.error();
+    auto key = r->GetFixed(32);
+    if (!key.ok() || !r->Finish().ok()) return ProtocolError("malformed key");
+    return SecretBytes(*key);
+}
+
+Result<PayerList> DecodePayersReply(ByteView payload) {
+    auto r = OpenReply(payload, KeydMessage::Payers);
+    if (!r.ok()) return r.error();
+    auto admin = r->GetFixed(20);
+    if (!admin.ok()) return ProtocolError("malformed payers");
+    auto joined = r->GetBytes(std::size_t{IPC_MAX_PAYERS} * 20);
+    if (!joined.ok() || !r->Finish().ok() || joined->size() % 20 != 0) return ProtocolError("malformed payers");
+    PayerList out;
+    out.admin = ToArray<20>(*admin);
+    for (std::size_t off = 0; off < joined->size(); off += 20) out.payers.push_back(ToArray<20>(joined->subspan(off, 20)));
+    return out;
+}
+
+Result<Bytes> DecodeSignedTxReply(ByteView payload) {
+    auto r = OpenReply(payload, KeydMessage::SignedTx);
+    if (!r.ok()) return r.error();
+    auto raw = r->GetBytes(IPC_MAX_PAYLOAD);
+    if (!raw.ok() || !r->Finish().ok() || raw->empty()) return ProtocolError("malformed signed transaction");
+    return Bytes(raw->begin(), raw->end());
+}
+
+}  // namespace sigil::common

@@ -1,0 +1,62 @@
+// keyd's request handler: the message table, the signing policy and every key derivation, sans-IO
+// (one request payload in, one reply frame out), so tests drive it without a socket.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "common/bytes.h"
+#include "common/ipc_frame.h"
+#include "common/result.h"
+#include "common/secret.h"
+
+namespace sigil::keyd {
+
+// What keyd will sign for. Fixed at startup from the command line.
+struct KeyPolicy {
+    std::uint64_t chain_id = 0;          // the only chain id a payer transaction may carry
+    common::Address20 contract{};        // AccountConfig: the only `to` a payer transaction may have
+    std::uint32_t payer_count = 0;       // payer indices 0..payer_count-1 exist (<= IPC_MAX_PAYERS)
+};
+
+class KeyService {
+public:
+    // `root` must be ROOT_KEY_SIZE bytes and payer_count <= IPC_MAX_PAYERS.
+    // Errors: Internal "invalid_root_key", InvalidInput "invalid_policy" (chain id 0, contract
+    // address zero, too many payers), or a derivation error for the payer wallets.
+    static common::Result<KeyService> Create(common::SecretBytes root, const KeyPolicy& policy);
+
+    // Answers one request payload (type byte first) with one complete reply frame. Never fails:
+    // an unknown type, a malformed body or a refused request is a Failure reply (with a code).
+    // Logs one line per refusal, never key material.
+    common::SecretBuffer Handle(common::ByteView payload);
+
+    // The message table (OpenSSH's dispatch-table shape): the requests keyd answers at all.
+    struct Dispatch {
+        common::KeydMessage type;
+        std::string_view name;
+        common::SecretBuffer (KeyService::*handler)(common::ByteView payload);
+    };
+
+private:
+    KeyService(common::SecretBytes root, const KeyPolicy& policy) : m_root(std::move(root)), m_policy(policy) {}
+
+    common::SecretBuffer HandlePing(common::ByteView payload);
+    common::SecretBuffer HandleMintPath(common::ByteView payload);
+    common::SecretBuffer HandleGetPkpPublic(common::ByteView payload);
+    common::SecretBuffer HandleGetPkpKeys(common::ByteView payload);
+    common::SecretBuffer HandleGetActionKey(common::ByteView payload);
+    common::SecretBuffer HandleGetActionPublic(common::ByteView payload);
+    common::SecretBuffer HandleGetPayers(common::ByteView payload);
+    common::SecretBuffer HandleSignPayerTx(common::ByteView payload);
+
+    static const Dispatch* Lookup(std::uint8_t type);
+
+    common::SecretBytes m_root;
+    KeyPolicy m_policy;
+    common::Address20 m_admin_payer{};
+    std::vector<common::Address20> m_payers;  // addresses of payer 0..payer_count-1
+};
+
+}  // namespace sigil::keyd

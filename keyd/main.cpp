@@ -1,0 +1,72 @@
+// sigil-keyd: the only process holding the root key (DESIGN.md section 1). See keyd/protocol.md.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/log.h"
+#include "keyd/hardening.h"
+#include "keyd/key_service.h"
+#include "keyd/key_source.h"
+#include "keyd/options.h"
+#include "keyd/server.h"
+
+using namespace sigil;
+
+namespace {
+
+int Fail(const common::Error& e) {
+    common::LogError(e.code + ": " + e.message);
+    return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    common::SetLogComponent("keyd");
+    // Before anything secret exists in this process.
+    keyd::HardeningReport hardening;
+    if (auto s = keyd::HardenProcess(&hardening); !s.ok()) return Fail(s.error());
+    if (!hardening.memory_locked) common::LogWarn(hardening.memory_note);
+
+    const std::vector<std::string_view> args(argv + 1, argv + argc);
+    auto options = keyd::ParseKeydOptions(args);
+    if (!options.ok()) {
+        common::LogError(options.error().message);
+        std::fputs(keyd::KeydUsage().data(), stderr);
+        return 2;
+    }
+    if (options->help) {
+        std::fputs(keyd::KeydUsage().data(), stdout);
+        return 0;
+    }
+
+    std::unique_ptr<keyd::KeySource> source;
+    if (!options->root_key_file.empty()) {
+        source = std::make_unique<keyd::FileKeySource>(options->root_key_file);
+    } else {
+        source = std::make_unique<keyd::TeeKeySource>(options->tee_key_service);
+    }
+    common::LogInfo("root key from " + source->Describe());
+    auto root = source->LoadRootKey();
+    if (!root.ok()) return Fail(root.error());
+
+    keyd::KeyPolicy policy;
+    policy.chain_id = options->chain_id;
+    policy.contract = options->contract;
+    policy.payer_count = options->payers;
+    auto service = keyd::KeyService::Create(std::move(root).value(), policy);
+    if (!service.ok()) return Fail(service.error());
+
+    keyd::ServerOptions server_options;
+    server_options.socket_path = options->socket_path;
+    server_options.allowed_uids = options->allowed_uids;
+    server_options.socket_group = options->socket_group;
+    server_options.max_connections = options->max_connections;
+    keyd::Server server(std::move(server_options), *service);
+    server.InstallStopSignals();
+    if (auto s = server.Listen(); !s.ok()) return Fail(s.error());
+    if (auto s = server.Run(); !s.ok()) return Fail(s.error());
+    return 0;
+}
