@@ -45,6 +45,32 @@ common::Result<std::uint64_t> QuantityMember(const rapidjson::Value& o, const ch
     return ParseQuantity(v->GetString());
 }
 
+common::Result<LogEntry> ParseLog(const rapidjson::Value& item) {
+    LogEntry e;
+    const auto* addr = Member(item, "address");
+    const auto* topics = Member(item, "topics");
+    const auto* data = Member(item, "data");
+    auto block = QuantityMember(item, "blockNumber");
+    if (addr == nullptr || !addr->IsString() || topics == nullptr || !topics->IsArray() || data == nullptr ||
+        !data->IsString() || !block.ok()) {
+        return Malformed("log entry");
+    }
+    e.address = addr->GetString();
+    for (const auto& t : topics->GetArray()) {
+        if (!t.IsString()) return Malformed("topic");
+        auto bytes = common::HexDecodeExact(t.GetString(), 32, common::HexPrefix::Required);
+        if (!bytes.ok()) return Malformed("topic");
+        common::Hash32 h;
+        std::copy(bytes->begin(), bytes->end(), h.begin());
+        e.topics.push_back(h);
+    }
+    auto d = common::HexDecode(data->GetString(), common::HexPrefix::Required);
+    if (!d.ok()) return Malformed("log data");
+    e.data = std::move(d).value();
+    e.block_number = *block;
+    return e;
+}
+
 }  // namespace
 
 common::Result<std::uint64_t> EthClient::QuantityCall(std::string_view method, std::string_view params) {
@@ -142,7 +168,15 @@ common::Result<Receipt> EthClient::WaitForReceipt(const std::string& tx_hash, st
             auto block = QuantityMember(doc, "blockNumber");
             auto gas = QuantityMember(doc, "gasUsed");
             if (!status.ok() || !block.ok() || !gas.ok()) return Malformed("receipt");
-            return Receipt{tx_hash, *status == 1, *block, *gas};
+            Receipt receipt{tx_hash, *status == 1, *block, *gas, {}};
+            if (const auto* logs = Member(doc, "logs"); logs != nullptr && logs->IsArray()) {
+                for (const auto& item : logs->GetArray()) {
+                    auto e = ParseLog(item);
+                    if (!e.ok()) return e.error();
+                    receipt.logs.push_back(std::move(e).value());
+                }
+            }
+            return receipt;
         }
         if (std::chrono::steady_clock::now() >= deadline) {
             return MakeError(ErrorKind::Timeout, "tx_receipt_timeout",
@@ -163,29 +197,9 @@ common::Result<std::vector<LogEntry>> EthClient::GetLogs(const common::Address20
     if (doc.HasParseError() || !doc.IsArray()) return Malformed("log list");
     std::vector<LogEntry> logs;
     for (const auto& item : doc.GetArray()) {
-        LogEntry e;
-        const auto* addr = Member(item, "address");
-        const auto* topics = Member(item, "topics");
-        const auto* data = Member(item, "data");
-        auto block = QuantityMember(item, "blockNumber");
-        if (addr == nullptr || !addr->IsString() || topics == nullptr || !topics->IsArray() || data == nullptr ||
-            !data->IsString() || !block.ok()) {
-            return Malformed("log entry");
-        }
-        e.address = addr->GetString();
-        for (const auto& t : topics->GetArray()) {
-            auto bytes = t.IsString() ? common::HexDecodeExact(t.GetString(), 32, common::HexPrefix::Required)
-                                      : common::Result<common::Bytes>(Malformed("topic"));
-            if (!bytes.ok()) return Malformed("topic");
-            common::Hash32 h;
-            std::copy(bytes->begin(), bytes->end(), h.begin());
-            e.topics.push_back(h);
-        }
-        auto d = common::HexDecode(data->GetString(), common::HexPrefix::Required);
-        if (!d.ok()) return Malformed("log data");
-        e.data = std::move(d).value();
-        e.block_number = *block;
-        logs.push_back(std::move(e));
+        auto e = ParseLog(item);
+        if (!e.ok()) return e.error();
+        logs.push_back(std::move(e).value());
     }
     return logs;
 }

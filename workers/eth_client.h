@@ -19,18 +19,19 @@ struct CallOutcome {
     common::Bytes data;  // return data, or revert data (may be empty for a bare revert)
 };
 
-struct Receipt {
-    std::string tx_hash;       // 0x-hex
-    bool success = false;      // status == 0x1
-    std::uint64_t block_number = 0;
-    std::uint64_t gas_used = 0;
-};
-
 struct LogEntry {
     std::string address;                 // 0x-hex, lowercase
     std::vector<common::Hash32> topics;
     common::Bytes data;
     std::uint64_t block_number = 0;
+};
+
+struct Receipt {
+    std::string tx_hash;       // 0x-hex
+    bool success = false;      // status == 0x1
+    std::uint64_t block_number = 0;
+    std::uint64_t gas_used = 0;
+    std::vector<LogEntry> logs;  // the events the transaction emitted
 };
 
 struct FeeQuote {

@@ -25,13 +25,6 @@ std::string Serialize(const rapidjson::Value& v) {
 
 }  // namespace
 
-std::string JsonQuote(std::string_view s) {
-    rapidjson::StringBuffer sb;
-    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-    return {sb.GetString(), sb.GetSize()};
-}
-
 std::string BuildRpcRequest(std::string_view method, std::string_view params_json, std::uint64_t id) {
     std::string out = R"({"jsonrpc":"2.0","id":)";
     out += std::to_string(id);

@@ -8,6 +8,7 @@
 
 #include "common/bytes.h"
 #include "common/result.h"
+#include "workers/http.h"  // JsonQuote
 
 namespace sigil::workers {
 
@@ -35,8 +36,5 @@ common::Result<std::uint64_t> ParseQuantity(std::string_view hex);
 std::string FormatQuantity(std::uint64_t v);
 // Unwraps a JSON string result such as "\"0xabc\"" into its text; refuses non-strings.
 common::Result<std::string> ResultString(std::string_view result_json);
-
-// JSON string literal of `s`, escaped (for building params).
-std::string JsonQuote(std::string_view s);
 
 }  // namespace sigil::workers
