@@ -5,7 +5,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/hex.h"
+#include "common/key_derivation.h"
 #include "common/log.h"
+#include "common/secp256k1.h"
 #include "keyd/hardening.h"
 #include "keyd/key_service.h"
 #include "keyd/key_source.h"
@@ -19,6 +22,28 @@ namespace {
 int Fail(const common::Error& e) {
     common::LogError(e.code + ": " + e.message);
     return 1;
+}
+
+// The API payer and admin payer addresses this root key yields, so the contract can be deployed
+// with them before keyd serves (the dev chain script and operators use it).
+int PrintPayers(const common::SecretBytes& root, std::uint32_t count) {
+    auto address = [](common::Result<common::SecretBytes> secret) -> common::Result<std::string> {
+        if (!secret.ok()) return secret.error();
+        auto key = common::PrivateKey::FromBytes(secret->view());
+        if (!key.ok()) return key.error();
+        return common::ChecksumAddress(key->Address());
+    };
+    std::string out = "{\"api_payers\":[";
+    for (std::uint32_t i = 0; i < count; ++i) {
+        auto a = address(common::DerivePayerKey(root, i));
+        if (!a.ok()) return Fail(a.error());
+        out += (i == 0 ? "\"" : ",\"") + *a + "\"";
+    }
+    auto admin = address(common::DeriveAdminPayerKey(root));
+    if (!admin.ok()) return Fail(admin.error());
+    out += "],\"admin_payer\":\"" + *admin + "\"}\n";
+    std::fputs(out.c_str(), stdout);
+    return 0;
 }
 
 }  // namespace
@@ -51,6 +76,7 @@ int main(int argc, char** argv) {
     common::LogInfo("root key from " + source->Describe());
     auto root = source->LoadRootKey();
     if (!root.ok()) return Fail(root.error());
+    if (options->print_payers) return PrintPayers(*root, options->payers);
 
     keyd::KeyPolicy policy;
     policy.chain_id = options->chain_id;

@@ -28,7 +28,9 @@ bool ParseNumber(std::string_view text, std::uint64_t min, std::uint64_t max, T*
 std::string_view KeydUsage() {
     return "usage: sigil-keyd --socket PATH (--root-key-file PATH | --tee-key-service ENDPOINT)\n"
            "                  --allowed-uid UID [--allowed-uid UID ...] --chain-id N --contract 0xADDR\n"
-           "                  [--payers N] [--socket-group GID] [--max-connections N]\n";
+           "                  [--payers N] [--socket-group GID] [--max-connections N]\n"
+           "       sigil-keyd --print-payers (--root-key-file PATH | --tee-key-service ENDPOINT) [--payers N]\n"
+           "                  prints {\"api_payers\": [...], \"admin_payer\": ...} for deploying the contract\n";
 }
 
 common::Result<KeydOptions> ParseKeydOptions(std::span<const std::string_view> args) {
@@ -38,6 +40,10 @@ common::Result<KeydOptions> ParseKeydOptions(std::span<const std::string_view> a
         const std::string_view flag = args[i];
         if (flag == "--help" || flag == "-h") {
             o.help = true;
+            continue;
+        }
+        if (flag == "--print-payers") {
+            o.print_payers = true;
             continue;
         }
         if (i + 1 >= args.size()) return Bad("missing value for " + std::string(flag));
@@ -78,10 +84,11 @@ common::Result<KeydOptions> ParseKeydOptions(std::span<const std::string_view> a
         }
     }
     if (o.help) return o;
-    if (o.socket_path.empty()) return Bad("--socket is required");
     if (o.root_key_file.empty() == o.tee_key_service.empty()) {
         return Bad("exactly one of --root-key-file and --tee-key-service is required");
     }
+    if (o.print_payers) return o;  // needs only the key source
+    if (o.socket_path.empty()) return Bad("--socket is required");
     if (o.allowed_uids.empty()) return Bad("at least one --allowed-uid is required");
     if (!have_chain) return Bad("--chain-id is required");
     if (!have_contract) return Bad("--contract is required");

@@ -26,6 +26,7 @@ struct KeydOptions {
     std::uint32_t payers = 16;              // --payers N (0..1024)
     std::size_t max_connections = 64;       // --max-connections N (1..4096)
     bool help = false;                      // --help
+    bool print_payers = false;              // --print-payers: print the payer addresses as JSON and exit
 };
 
 // The usage text printed for --help and after a command-line error.

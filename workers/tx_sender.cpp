@@ -15,6 +15,14 @@ common::Result<std::uint64_t> TxSender::NextNonce() {
 }
 
 common::Result<Receipt> TxSender::Send(const common::Address20& to, common::ByteView data, CallOutcome* revert) {
+    auto r = TrySend(to, data, revert);
+    // Any failure, even before broadcasting (node down, a refusal to sign), may mean the node's view
+    // has changed (a restarted node, a dropped pool): the next send asks the node for the nonce.
+    if (!r.ok()) Resync();
+    return r;
+}
+
+common::Result<Receipt> TxSender::TrySend(const common::Address20& to, common::ByteView data, CallOutcome* revert) {
     CallOutcome local_revert;
     CallOutcome* rv = revert != nullptr ? revert : &local_revert;
     auto gas = m_eth.EstimateGas(m_signer.Address(), to, data, rv);
@@ -36,16 +44,10 @@ common::Result<Receipt> TxSender::Send(const common::Address20& to, common::Byte
     if (!raw.ok()) return raw.error();
 
     auto hash = m_eth.SendRawTransaction(*raw);
-    if (!hash.ok()) {
-        Resync();  // the node may or may not have taken the nonce: ask it next time
-        return hash.error();
-    }
+    if (!hash.ok()) return hash.error();
     m_next_nonce = *nonce + 1;
     auto receipt = m_eth.WaitForReceipt(*hash, m_options.receipt_timeout);
-    if (!receipt.ok()) {
-        Resync();  // dropped or stuck: the node's pending count is the truth
-        return receipt.error();
-    }
+    if (!receipt.ok()) return receipt.error();
     if (!receipt->success) {
         return common::MakeError(common::ErrorKind::Conflict, "tx_reverted",
                                  "the transaction was mined but reverted: " + receipt->tx_hash);

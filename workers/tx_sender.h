@@ -46,8 +46,9 @@ public:
 
     // Sends `data` to `to` and waits for the receipt. A call that would revert is not sent: the
     // error is InvalidInput "execution_reverted" and *revert holds the revert data for decoding.
-    // A mined transaction with status 0 is Conflict "tx_reverted". After any failure the next send
-    // re-reads the nonce from the node, so a failed or dropped send never poisons later ones.
+    // A mined transaction with status 0 is Conflict "tx_reverted". After any failure (before or
+    // after broadcasting) the next send re-reads the nonce from the node, so a failed or dropped
+    // send never poisons later ones.
     common::Result<Receipt> Send(const common::Address20& to, common::ByteView data, CallOutcome* revert);
 
     // Forget the cached nonce (the next send asks the node).
@@ -55,6 +56,7 @@ public:
     const std::optional<std::uint64_t>& CachedNonce() const { return m_next_nonce; }
 
 private:
+    common::Result<Receipt> TrySend(const common::Address20& to, common::ByteView data, CallOutcome* revert);
     common::Result<std::uint64_t> NextNonce();
 
     EthClient& m_eth;

@@ -1,0 +1,181 @@
+// The chain client under faults, against real anvil processes: a node that dies and returns, a
+// reverted write, a dropped transaction, concurrent writer processes, and keyd-signed relays.
+#include <cppunit/extensions/HelperMacros.h>
+
+#include <sys/wait.h>
+
+#include <boost/process.hpp>
+
+#include "common/keccak.h"
+#include "common/random.h"
+#include "tests/chain/chain_fixture.h"
+#include "workers/keyd_signer.h"
+
+using namespace sigil;
+using namespace sigil::workers;
+using common::ErrorKind;
+using common::Uint256;
+using namespace std::chrono_literals;
+
+namespace {
+
+Uint256 RandomKeyHash() { return Uint256::FromWord(common::Keccak256Hash(common::RandomBytes(32))); }
+common::Address20 RandomAddress() { return common::PrivateKey::Generate().Address(); }
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+class ChainFaultsTests : public CppUnit::TestFixture {
+    CPPUNIT_TEST_SUITE(ChainFaultsTests);
+    CPPUNIT_TEST(testNodeDownGivesClearErrorThenRecovers);
+    CPPUNIT_TEST(testRevertedWriteDoesNotPoisonLaterSends);
+    CPPUNIT_TEST(testDroppedTransactionTimesOutThenResyncs);
+    CPPUNIT_TEST(testConcurrentProcessesNeverCollideOnNonces);
+    CPPUNIT_TEST(testKeydSignsRelayedWrites);
+    CPPUNIT_TEST_SUITE_END();
+
+    std::unique_ptr<test::Anvil> m_anvil;
+    test::Deployment m_chain;
+
+public:
+    void setUp() override {
+        m_anvil = std::make_unique<test::Anvil>(test::FreePort());
+        m_anvil->Start();
+        m_chain = test::Deploy(m_anvil->Url());
+    }
+    void tearDown() override { m_anvil.reset(); }
+
+    void testNodeDownGivesClearErrorThenRecovers() {
+        test::ChainStack s(m_chain, test::DevKey(1), 0ms, 3000ms);
+        const Uint256 a = RandomKeyHash();
+        CPPUNIT_ASSERT(s.client.NewAccount(a, RandomAddress()).ok());
+        m_anvil->Stop();
+        auto t = std::chrono::steady_clock::now();
+        auto read = s.client.GetAccount(a);
+        CPPUNIT_ASSERT(!read.ok());
+        CPPUNIT_ASSERT(read.error().kind == ErrorKind::Unavailable);
+        CPPUNIT_ASSERT_EQUAL(std::string("chain_unreachable"), read.error().code);
+        CPPUNIT_ASSERT_MESSAGE("a dead node must fail fast, never hang", SecondsSince(t) < 5);
+        t = std::chrono::steady_clock::now();
+        auto write = s.client.NewAccount(RandomKeyHash(), RandomAddress());
+        CPPUNIT_ASSERT(!write.ok());
+        CPPUNIT_ASSERT(write.error().kind == ErrorKind::Unavailable);
+        CPPUNIT_ASSERT(SecondsSince(t) < 5);
+        // The node returns (a fresh dev chain on the same port, contract redeployed at the same
+        // address): the same client recovers without a restart, nonces resynced from the node.
+        m_anvil->Start();
+        auto again = test::Deploy(m_anvil->Url());
+        CPPUNIT_ASSERT(again.contract == m_chain.contract);
+        auto s2 = s.client.NewAccount(RandomKeyHash(), RandomAddress());
+        CPPUNIT_ASSERT_MESSAGE(s2.ok() ? "" : s2.error().message, s2.ok());
+    }
+
+    void testRevertedWriteDoesNotPoisonLaterSends() {
+        test::ChainStack s(m_chain, test::DevKey(1), 0ms);
+        const Uint256 a = RandomKeyHash();
+        CPPUNIT_ASSERT(s.client.NewAccount(a, RandomAddress()).ok());
+        auto nonce_before = s.eth.PendingNonce(s.signer.Address());
+        auto dup = s.client.NewAccount(a, RandomAddress());
+        CPPUNIT_ASSERT(!dup.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string("key_hash_taken"), dup.error().code);
+        CPPUNIT_ASSERT(*s.eth.PendingNonce(s.signer.Address()) == *nonce_before);  // nothing was sent
+        for (int i = 0; i < 3; ++i) CPPUNIT_ASSERT(s.client.NewAccount(RandomKeyHash(), RandomAddress()).ok());
+    }
+
+    void testDroppedTransactionTimesOutThenResyncs() {
+        test::ChainStack s(m_chain, test::DevKey(1), 0ms, 800ms);
+        CPPUNIT_ASSERT(s.client.NewAccount(RandomKeyHash(), RandomAddress()).ok());
+        CPPUNIT_ASSERT(s.rpc.CallForResult("evm_setAutomine", "[false]").ok());
+        auto stuck = s.client.NewAccount(RandomKeyHash(), RandomAddress());
+        CPPUNIT_ASSERT(!stuck.ok());
+        CPPUNIT_ASSERT(stuck.error().kind == ErrorKind::Timeout);
+        CPPUNIT_ASSERT(!s.sender.CachedNonce().has_value());  // forgotten: the node decides next time
+        // The transaction is dropped from the pool and mining resumes: the next send reuses its nonce.
+        CPPUNIT_ASSERT(s.rpc.CallForResult("anvil_dropAllTransactions", "[]").ok());
+        CPPUNIT_ASSERT(s.rpc.CallForResult("evm_setAutomine", "[true]").ok());
+        const Uint256 a = RandomKeyHash();
+        auto ok = s.client.NewAccount(a, RandomAddress());
+        CPPUNIT_ASSERT_MESSAGE(ok.ok() ? "" : ok.error().message, ok.ok());
+        CPPUNIT_ASSERT(s.client.GetAccount(a)->exists);
+    }
+
+    void testConcurrentProcessesNeverCollideOnNonces() {
+        // Two worker-like processes, each with its own payer wallet (DESIGN.md section 7), writing at once.
+        constexpr int WRITES = 6;
+        std::vector<pid_t> children;
+        for (int payer : {1, 2}) {
+            const pid_t pid = ::fork();
+            if (pid == 0) {
+                int failures = 0;
+                {
+                    test::ChainStack s(m_chain, test::DevKey(payer), 0ms);
+                    for (int i = 0; i < WRITES; ++i) {
+                        if (!s.client.NewAccount(RandomKeyHash(), RandomAddress()).ok()) ++failures;
+                    }
+                }
+                ::_exit(failures);
+            }
+            children.push_back(pid);
+        }
+        for (pid_t pid : children) {
+            int status = 0;
+            ::waitpid(pid, &status, 0);
+            CPPUNIT_ASSERT(WIFEXITED(status));
+            CPPUNIT_ASSERT_EQUAL(0, WEXITSTATUS(status));
+        }
+        test::ChainStack s(m_chain, test::DevKey(3), 0ms);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{WRITES}, *s.eth.PendingNonce(test::DevKey(1).Address()));
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{WRITES}, *s.eth.PendingNonce(test::DevKey(2).Address()));
+    }
+
+    void testKeydSignsRelayedWrites() {
+        char tmpl[] = "/tmp/sigil-keyd-XXXXXX";
+        const std::string dir = ::mkdtemp(tmpl);
+        const std::string key_file = dir + "/root.key", socket = dir + "/run/keyd.sock";
+        const std::string keyd = test::BinaryPath("keyd/sigil-keyd");
+        boost::process::child daemon(keyd, "--socket", socket, "--root-key-file", key_file, "--allowed-uid",
+                                     std::to_string(::getuid()), "--chain-id", std::to_string(m_chain.chain_id),
+                                     "--contract", common::HexEncode(m_chain.contract, true), "--payers", "2",
+                                     boost::process::std_err > boost::process::null);
+        KeydClient keyd_client(KeydClientOptions{socket});
+        bool up = false;
+        for (int i = 0; i < 100 && !up; ++i) {
+            up = keyd_client.Ping().ok();
+            if (!up) std::this_thread::sleep_for(20ms);
+        }
+        CPPUNIT_ASSERT(up);
+        auto payers = keyd_client.GetPayers(2);
+        CPPUNIT_ASSERT(payers.ok());
+        const common::Address20 payer = payers->payers[1];
+        // The contract owner (dev account 0) registers keyd's payer 1; anvil funds it.
+        test::ChainStack owner(m_chain, test::DevKey(0), 0ms);
+        CPPUNIT_ASSERT(owner.rpc.CallForResult("anvil_setBalance", "[\"" + common::HexEncode(payer, true) +
+                                                                     "\",\"0x56bc75e2d63100000\"]").ok());
+        auto call = common::EncodeCall("addApiPayer(address)", std::vector{common::AbiValue::Address(payer)});
+        CPPUNIT_ASSERT(owner.sender.Send(m_chain.contract, *call, nullptr).ok());
+
+        test::ChainStack s(m_chain, test::DevKey(3), 0ms);  // reads only; writes go through keyd below
+        KeydPayerSigner signer(keyd_client, 1, payer);
+        TxSender sender(s.eth, signer, TxSenderOptions{m_chain.chain_id, 10000ms, 25});
+        AccountConfigClient client(m_chain.contract, s.reader, s.cache, &sender);
+        const Uint256 a = RandomKeyHash();
+        auto w = client.NewAccount(a, RandomAddress());
+        CPPUNIT_ASSERT_MESSAGE(w.ok() ? "" : w.error().message, w.ok());
+        CPPUNIT_ASSERT(client.GetAccount(a)->exists);
+        // keyd refuses to sign for any other chain id: the send fails and nothing is broadcast.
+        TxSender wrong_chain(s.eth, signer, TxSenderOptions{m_chain.chain_id + 1, 10000ms, 25});
+        AccountConfigClient wrong(m_chain.contract, s.reader, s.cache, &wrong_chain);
+        auto refused = wrong.NewAccount(RandomKeyHash(), RandomAddress());
+        CPPUNIT_ASSERT(!refused.ok());
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{1}, *s.eth.PendingNonce(payer));
+        daemon.terminate();
+        daemon.wait();
+        std::remove(key_file.c_str());
+        std::string cleanup = "rm -rf " + dir;
+        CPPUNIT_ASSERT_EQUAL(0, std::system(cleanup.c_str()));
+    }
+};
+CPPUNIT_TEST_SUITE_REGISTRATION(ChainFaultsTests);
