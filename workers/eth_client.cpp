@@ -157,6 +157,8 @@ common::Result<std::string> EthClient::SendRawTransaction(common::ByteView raw) 
 common::Result<Receipt> EthClient::WaitForReceipt(const std::string& tx_hash, std::chrono::milliseconds timeout,
                                                   std::chrono::milliseconds poll) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    // Start polling fast (a dev node or a fast chain mines at once) and back off to `poll`.
+    auto wait = std::min(poll, std::chrono::milliseconds(2));
     for (;;) {
         auto r = m_rpc.CallForResult("eth_getTransactionReceipt", "[" + JsonQuote(tx_hash) + "]");
         if (!r.ok()) return r.error();
@@ -182,7 +184,8 @@ common::Result<Receipt> EthClient::WaitForReceipt(const std::string& tx_hash, st
             return MakeError(ErrorKind::Timeout, "tx_receipt_timeout",
                              "the transaction was not mined in time: " + tx_hash);
         }
-        std::this_thread::sleep_for(poll);
+        std::this_thread::sleep_for(wait);
+        wait = std::min(poll, wait * 2);
     }
 }
 

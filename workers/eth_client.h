@@ -65,7 +65,8 @@ public:
     // insufficient funds) is Unavailable "tx_rejected" with the node's message.
     common::Result<std::string> SendRawTransaction(common::ByteView raw);
 
-    // Polls for the receipt until `timeout`; Timeout "tx_receipt_timeout" if none.
+    // Polls for the receipt until `timeout` (first after 2 ms, backing off to `poll`); Timeout
+    // "tx_receipt_timeout" if none.
     common::Result<Receipt> WaitForReceipt(const std::string& tx_hash, std::chrono::milliseconds timeout,
                                            std::chrono::milliseconds poll = std::chrono::milliseconds(50));
 
