@@ -1,0 +1,269 @@
+#include "common/config.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace sigil::common {
+namespace {
+
+constexpr std::int64_t kMaxInt = 1LL << 40;  // keeps every Int far from overflow in callers
+
+// Add a row here (and a line in sigil.conf.example) to add a key.
+constexpr ConfigKey kSchema[] = {
+    {"supervisor", "socket_path", ConfigType::Path, "/run/sigil/fcgi.sock", 0, 0,
+     "FastCGI unix socket the supervisor listens on and nginx connects to"},
+    {"supervisor", "socket_mode", ConfigType::Octal, "0666", 0, 0777,
+     "permissions of the socket (nginx workers run as another user)"},
+    {"supervisor", "socket_group", ConfigType::String, "", 0, 0,
+     "if set, chown the socket to this group (then socket_mode 0660 suffices)"},
+    {"supervisor", "workers", ConfigType::Int, "0", 0, 256,
+     "worker processes; 0 = 2 x online CPUs, capped at 32"},
+    {"supervisor", "max_requests", ConfigType::Int, "1000", 1, kMaxInt,
+     "a worker exits after serving this many requests and is replaced"},
+    {"supervisor", "request_hard_timeout_s", ConfigType::Int, "60", 1, 86400,
+     "the supervisor SIGKILLs a worker busy on one request longer than this"},
+    {"supervisor", "graceful_stop_timeout_s", ConfigType::Int, "10", 1, 3600,
+     "on stop or reload, QUIT -> TERM after this many seconds (then KILL 2 s later)"},
+    {"supervisor", "scoreboard_name", ConfigType::Path, "sigil-scoreboard", 0, 0,
+     "name of the shared-memory scoreboard (memfd, shown in /proc/<pid>/fd)"},
+    {"supervisor", "worker_binary", ConfigType::String, "", 0, 0,
+     "path of sigil-worker; empty = the sigil-worker next to sigil-supervisor"},
+    {"worker", "max_body_bytes", ConfigType::Int, "1048576", 1, 1LL << 30,
+     "largest request body a worker reads; larger bodies get a JSON 413"},
+    {"worker", "dstack_socket", ConfigType::String, "", 0, 0,
+     "dstack guest agent socket for /attestation and /info; empty = answer 503"},
+    {"worker", "test_routes", ConfigType::Bool, "false", 0, 0,
+     "add POST /core/v1/test/echo and GET /core/v1/test/sleep (integration tests only; never in production)"},
+};
+
+std::string_view Trim(std::string_view s) {
+    const char* ws = " \t\r";
+    const auto b = s.find_first_not_of(ws);
+    if (b == std::string_view::npos) return {};
+    const auto e = s.find_last_not_of(ws);
+    return s.substr(b, e - b + 1);
+}
+
+bool IsNameChar(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+bool IsName(std::string_view s) {
+    if (s.empty()) return false;
+    for (char c : s) {
+        if (!IsNameChar(c)) return false;
+    }
+    return true;
+}
+
+bool HasControl(std::string_view s) {
+    for (unsigned char c : s) {
+        if (c < 0x20 || c == 0x7f) return true;
+    }
+    return false;
+}
+
+// Strict integer parse in `base`: optional '-' (decimal only), digits only, no overflow.
+bool ParseInteger(std::string_view s, int base, std::int64_t& out) {
+    bool neg = false;
+    if (base == 10 && !s.empty() && s[0] == '-') {
+        neg = true;
+        s.remove_prefix(1);
+    }
+    if (s.empty() || s.size() > 18) return false;
+    std::int64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '0' + base - 1) return false;
+        v = v * base + (c - '0');
+    }
+    out = neg ? -v : v;
+    return true;
+}
+
+bool ParseBool(std::string_view s, bool& out) {
+    if (s == "true" || s == "yes" || s == "on" || s == "1") {
+        out = true;
+        return true;
+    }
+    if (s == "false" || s == "no" || s == "off" || s == "0") {
+        out = false;
+        return true;
+    }
+    return false;
+}
+
+std::string Name(const ConfigKey& k) { return std::string(k.section) + "." + std::string(k.key); }
+
+// Checks `text` against the row's type; on success fills `number` for Int/Octal/Bool.
+// Returns an empty string when valid, else the reason.
+std::string CheckValue(const ConfigKey& k, std::string_view text, bool from_default, std::int64_t& number) {
+    number = 0;
+    switch (k.type) {
+        case ConfigType::String:
+            if (HasControl(text)) return "contains control characters";
+            return {};
+        case ConfigType::Path:
+            if (text.empty() && !from_default) return "must not be empty";
+            if (HasControl(text)) return "contains control characters";
+            return {};
+        case ConfigType::Int:
+        case ConfigType::Octal: {
+            const int base = k.type == ConfigType::Octal ? 8 : 10;
+            if (!ParseInteger(text, base, number)) {
+                return base == 8 ? "is not an octal number" : "is not a decimal integer";
+            }
+            if (number < k.min || number > k.max) {
+                char buf[96];
+                if (base == 8) {
+                    std::snprintf(buf, sizeof buf, "is out of range 0%llo..0%llo",
+                                  static_cast<unsigned long long>(k.min), static_cast<unsigned long long>(k.max));
+                } else {
+                    std::snprintf(buf, sizeof buf, "is out of range %lld..%lld", static_cast<long long>(k.min),
+                                  static_cast<long long>(k.max));
+                }
+                return buf;
+            }
+            return {};
+        }
+        case ConfigType::Bool: {
+            bool b = false;
+            if (!ParseBool(text, b)) return "is not a boolean (true/false/yes/no/on/off/1/0)";
+            number = b ? 1 : 0;
+            return {};
+        }
+    }
+    return "has an unknown type";
+}
+
+Error Invalid(std::string message) { return MakeError(ErrorKind::InvalidInput, "config_invalid", std::move(message)); }
+
+}  // namespace
+
+std::span<const ConfigKey> ConfigSchema() { return kSchema; }
+
+Result<Config> Config::Parse(std::string_view text, std::span<const ConfigKey> schema) {
+    Config cfg;
+    cfg.m_schema = schema;
+    std::set<std::string_view> sections;
+    for (const auto& k : schema) {
+        sections.insert(k.section);
+        Value v;
+        v.text = std::string(k.default_value);
+        const std::string why = CheckValue(k, v.text, true, v.number);
+        if (!why.empty()) return Invalid("default of " + Name(k) + " " + why);
+        cfg.m_values[Name(k)] = std::move(v);
+    }
+
+    std::string section;
+    std::size_t line_no = 0;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        const auto nl = text.find('\n', pos);
+        const auto raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+        ++line_no;
+        const std::string where = "line " + std::to_string(line_no) + ": ";
+        const std::string_view line = Trim(raw);
+        if (line.empty() || line[0] == '#') continue;
+        if (line.front() == '[') {
+            if (line.back() != ']') return Invalid(where + "malformed section header");
+            const std::string_view name = Trim(line.substr(1, line.size() - 2));
+            if (!IsName(name)) return Invalid(where + "malformed section name");
+            if (sections.count(name) == 0) return Invalid(where + "unknown section [" + std::string(name) + "]");
+            section = std::string(name);
+            continue;
+        }
+        const auto eq = line.find('=');
+        if (eq == std::string_view::npos) return Invalid(where + "expected 'key = value' or '[section]'");
+        const std::string_view key = Trim(line.substr(0, eq));
+        const std::string_view value = Trim(line.substr(eq + 1));
+        if (!IsName(key)) return Invalid(where + "malformed key name");
+        if (section.empty()) return Invalid(where + "key " + std::string(key) + " appears before any [section]");
+        const std::string full = section + "." + std::string(key);
+        const ConfigKey* row = nullptr;
+        for (const auto& k : schema) {
+            if (k.section == section && k.key == key) row = &k;
+        }
+        if (row == nullptr) return Invalid(where + "unknown key " + full);
+        Value& v = cfg.m_values[full];
+        if (v.set) return Invalid(where + "duplicate key " + full);
+        std::int64_t number = 0;
+        const std::string why = CheckValue(*row, value, false, number);
+        if (!why.empty()) return Invalid(where + full + " " + why + " (" + std::string(row->doc) + ")");
+        v.text = std::string(value);
+        v.number = number;
+        v.set = true;
+    }
+    return cfg;
+}
+
+Result<std::string> Config::ReadText(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return MakeError(ErrorKind::InvalidInput, "config_unreadable",
+                         "cannot open config file " + path + ": " + std::strerror(errno));
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) {
+        return MakeError(ErrorKind::InvalidInput, "config_unreadable", "cannot read config file " + path);
+    }
+    return ss.str();
+}
+
+Result<Config> Config::LoadFile(const std::string& path, std::span<const ConfigKey> schema) {
+    auto text = ReadText(path);
+    if (!text.ok()) return text.error();
+    auto cfg = Parse(*text, schema);
+    if (!cfg.ok()) {
+        return MakeError(ErrorKind::InvalidInput, "config_invalid", path + ": " + cfg.error().message);
+    }
+    return cfg;
+}
+
+Config Config::Defaults(std::span<const ConfigKey> schema) {
+    auto cfg = Parse("", schema);
+    if (!cfg.ok()) {
+        std::fprintf(stderr, "config schema: %s\n", cfg.error().message.c_str());
+        std::abort();
+    }
+    return std::move(cfg).value();
+}
+
+const Config::Value& Config::Find(std::string_view section, std::string_view key, ConfigType want_a,
+                                  ConfigType want_b) const {
+    for (const auto& k : m_schema) {
+        if (k.section == section && k.key == key) {
+            if (k.type != want_a && k.type != want_b) break;
+            return m_values.find(Name(k))->second;
+        }
+    }
+    // A key missing from the schema (or read with the wrong type) is a bug in the caller.
+    std::fprintf(stderr, "config: no %.*s.%.*s of the requested type in the schema\n", static_cast<int>(section.size()),
+                 section.data(), static_cast<int>(key.size()), key.data());
+    std::abort();
+}
+
+std::string Config::GetString(std::string_view section, std::string_view key) const {
+    return Find(section, key, ConfigType::String, ConfigType::Path).text;
+}
+
+std::int64_t Config::GetInt(std::string_view section, std::string_view key) const {
+    return Find(section, key, ConfigType::Int, ConfigType::Octal).number;
+}
+
+bool Config::GetBool(std::string_view section, std::string_view key) const {
+    return Find(section, key, ConfigType::Bool, ConfigType::Bool).number != 0;
+}
+
+bool Config::IsSet(std::string_view section, std::string_view key) const {
+    const auto it = m_values.find(std::string(section) + "." + std::string(key));
+    return it != m_values.end() && it->second.set;
+}
+
+}  // namespace sigil::common

@@ -1,0 +1,179 @@
+#include "common/scoreboard.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <utility>
+
+namespace sigil::common {
+
+// Lock-free atomics are plain memory, so they work across processes; a lock-based fallback
+// would not, hence the checks.
+static_assert(std::atomic<std::int64_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+
+struct Scoreboard::Header {
+    std::uint64_t magic;
+    std::uint32_t version;
+    std::uint32_t slots;
+    std::atomic<std::uint64_t> requests_served;
+    std::uint8_t pad[40];  // keep slots off the header's cache line
+};
+
+namespace {
+
+constexpr std::uint64_t kMagic = 0x5349474953425244ULL;  // "SIGISBRD"
+constexpr std::uint32_t kVersion = 1;
+
+std::size_t SizeFor(std::uint32_t slots) {
+    return 64 + static_cast<std::size_t>(slots) * sizeof(ScoreboardSlot);  // 64 = sizeof(Header)
+}
+
+}  // namespace
+
+std::int64_t MonotonicMs() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+Scoreboard::Scoreboard(UniqueFd fd, void* map, std::size_t size) : m_fd(std::move(fd)), m_map(map), m_size(size) {}
+
+Scoreboard::Scoreboard(Scoreboard&& o) noexcept
+    : m_fd(std::move(o.m_fd)), m_map(std::exchange(o.m_map, nullptr)), m_size(std::exchange(o.m_size, 0)) {}
+
+Scoreboard& Scoreboard::operator=(Scoreboard&& o) noexcept {
+    if (this != &o) {
+        if (m_map != nullptr) munmap(m_map, m_size);
+        m_fd = std::move(o.m_fd);
+        m_map = std::exchange(o.m_map, nullptr);
+        m_size = std::exchange(o.m_size, 0);
+    }
+    return *this;
+}
+
+Scoreboard::~Scoreboard() {
+    if (m_map != nullptr) munmap(m_map, m_size);
+}
+
+Scoreboard::Header* Scoreboard::header() const { return static_cast<Header*>(m_map); }
+
+Result<Scoreboard> Scoreboard::Create(const std::string& name, std::uint32_t slots) {
+    if (slots == 0 || slots > MAX_SLOTS) {
+        return MakeError(ErrorKind::InvalidInput, "scoreboard_slots", "scoreboard slot count out of range");
+    }
+    static_assert(sizeof(Header) == 64);
+    UniqueFd fd(memfd_create(name.c_str(), MFD_CLOEXEC));
+    const std::size_t size = SizeFor(slots);
+    if (!fd.valid() || ftruncate(fd.get(), static_cast<off_t>(size)) != 0) {
+        return MakeError(ErrorKind::Internal, "scoreboard_create", std::string("memfd: ") + std::strerror(errno));
+    }
+    void* map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+    if (map == MAP_FAILED) {
+        return MakeError(ErrorKind::Internal, "scoreboard_create", std::string("mmap: ") + std::strerror(errno));
+    }
+    // ftruncate zero-fills: every slot starts Free with zero counters.
+    auto* h = static_cast<Header*>(map);
+    h->magic = kMagic;
+    h->version = kVersion;
+    h->slots = slots;
+    return Scoreboard(std::move(fd), map, size);
+}
+
+Result<Scoreboard> Scoreboard::Attach(int raw_fd) {
+    UniqueFd fd(raw_fd);
+    auto bad = [](const char* why) {
+        return MakeError(ErrorKind::InvalidInput, "scoreboard_invalid", std::string("scoreboard: ") + why);
+    };
+    struct stat st {};
+    if (!fd.valid() || fstat(fd.get(), &st) != 0) return bad("descriptor not open");
+    if (st.st_size < static_cast<off_t>(sizeof(Header))) return bad("too small");
+    const auto size = static_cast<std::size_t>(st.st_size);
+    void* map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+    if (map == MAP_FAILED) return bad("mmap failed");
+    Scoreboard sb(std::move(fd), map, size);
+    const Header* h = sb.header();
+    if (h->magic != kMagic || h->version != kVersion) return bad("bad magic or version");
+    if (h->slots == 0 || h->slots > MAX_SLOTS || SizeFor(h->slots) != size) return bad("size does not match slot count");
+    return sb;
+}
+
+std::uint32_t Scoreboard::capacity() const { return header()->slots; }
+
+ScoreboardSlot& Scoreboard::Slot(std::uint32_t index) {
+    if (index >= capacity()) {
+        std::fprintf(stderr, "scoreboard: slot %u out of range\n", index);
+        std::abort();
+    }
+    auto* base = static_cast<std::uint8_t*>(m_map) + sizeof(Header);
+    return reinterpret_cast<ScoreboardSlot*>(base)[index];
+}
+
+const ScoreboardSlot& Scoreboard::Slot(std::uint32_t index) const {
+    return const_cast<Scoreboard*>(this)->Slot(index);
+}
+
+void Scoreboard::Assign(std::uint32_t index, std::int32_t pid, std::uint32_t generation) {
+    auto& s = Slot(index);
+    s.requests.store(0);
+    s.request_start_ms.store(0);
+    s.generation.store(generation);
+    s.pid.store(pid);
+    s.state.store(static_cast<std::uint32_t>(SlotState::Starting));
+}
+
+void Scoreboard::Release(std::uint32_t index) {
+    auto& s = Slot(index);
+    s.state.store(static_cast<std::uint32_t>(SlotState::Free));
+    s.pid.store(0);
+    s.request_start_ms.store(0);
+    s.requests.store(0);
+}
+
+void Scoreboard::MarkIdle(std::uint32_t index) {
+    auto& s = Slot(index);
+    s.request_start_ms.store(0);
+    s.state.store(static_cast<std::uint32_t>(SlotState::Idle));
+}
+
+void Scoreboard::MarkBusy(std::uint32_t index, std::int64_t now_ms) {
+    auto& s = Slot(index);
+    // Start time first: the supervisor reads state then time, and must never see Busy with a stale time.
+    s.request_start_ms.store(now_ms);
+    s.state.store(static_cast<std::uint32_t>(SlotState::Busy));
+}
+
+void Scoreboard::MarkDraining(std::uint32_t index) {
+    Slot(index).state.store(static_cast<std::uint32_t>(SlotState::Draining));
+}
+
+std::uint64_t Scoreboard::CountRequest(std::uint32_t index) {
+    header()->requests_served.fetch_add(1);
+    return Slot(index).requests.fetch_add(1) + 1;
+}
+
+ScoreboardSummary Scoreboard::Summarize() const {
+    ScoreboardSummary sum;
+    sum.capacity = capacity();
+    sum.requests_served = header()->requests_served.load();
+    for (std::uint32_t i = 0; i < sum.capacity; ++i) {
+        switch (static_cast<SlotState>(Slot(i).state.load())) {
+            case SlotState::Free: continue;
+            case SlotState::Starting: ++sum.starting; break;
+            case SlotState::Idle: ++sum.idle; break;
+            case SlotState::Busy: ++sum.busy; break;
+            case SlotState::Draining: ++sum.draining; break;
+        }
+        ++sum.total;
+    }
+    return sum;
+}
+
+}  // namespace sigil::common

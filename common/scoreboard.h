@@ -1,0 +1,102 @@
+// The supervisor/worker scoreboard: one shared-memory slot per worker with its state, the start
+// time of its current request and its request count (php-fpm's scoreboard).
+//
+// The supervisor creates it (memfd, inherited by workers as a descriptor whose number is passed in
+// SIGIL_SCOREBOARD_FD, the slot index in SIGIL_SCOREBOARD_SLOT). A worker writes only its own slot;
+// the supervisor reads all slots to enforce the hard timeout and resets a slot when its worker is
+// reaped. /health reads Summarize(). Fields are lock-free atomics, so a crashed worker can never
+// leave a lock held; readers may see a slot mid-update, which only skews a count by one.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "common/handles.h"
+#include "common/result.h"
+
+namespace sigil::common {
+
+enum class SlotState : std::uint32_t {
+    Free = 0,      // no worker
+    Starting = 1,  // forked, not yet accepting
+    Idle = 2,      // waiting for a request
+    Busy = 3,      // serving a request since request_start_ms
+    Draining = 4,  // told to stop: finishes its request (if any) and exits
+};
+
+struct ScoreboardSlot {
+    std::atomic<std::int32_t> pid;
+    std::atomic<std::uint32_t> state;
+    std::atomic<std::uint32_t> generation;       // supervisor reload generation that started it
+    std::atomic<std::int64_t> request_start_ms;  // MonotonicMs() when the current request began
+    std::atomic<std::uint64_t> requests;         // requests served by the current worker
+};
+
+struct ScoreboardSummary {
+    std::uint32_t total = 0;     // slots with a worker (any state but Free)
+    std::uint32_t idle = 0;
+    std::uint32_t busy = 0;
+    std::uint32_t starting = 0;
+    std::uint32_t draining = 0;
+    std::uint64_t requests_served = 0;  // since the supervisor started, by every worker ever
+    std::uint32_t capacity = 0;         // number of slots
+};
+
+// CLOCK_MONOTONIC in milliseconds: shared by all processes on the machine, immune to clock steps.
+std::int64_t MonotonicMs();
+
+class Scoreboard {
+public:
+    // Env variable names the supervisor sets for its workers.
+    static constexpr const char* FD_ENV = "SIGIL_SCOREBOARD_FD";
+    static constexpr const char* SLOT_ENV = "SIGIL_SCOREBOARD_SLOT";
+    static constexpr std::uint32_t MAX_SLOTS = 4096;
+
+    // Creates a zeroed scoreboard with `slots` slots (1..MAX_SLOTS) in a memfd named `name`.
+    // The descriptor is close-on-exec; the supervisor dup2()s it into each child.
+    // Errors: InvalidInput "scoreboard_slots" (slot count), Internal "scoreboard_create" (memfd,
+    // ftruncate or mmap failed; the message has errno text).
+    static Result<Scoreboard> Create(const std::string& name, std::uint32_t slots);
+
+    // Maps an existing scoreboard from a descriptor (takes ownership of `fd`). Checks the header's
+    // magic and that the size matches its slot count. Errors: InvalidInput "scoreboard_invalid".
+    static Result<Scoreboard> Attach(int fd);
+
+    Scoreboard(Scoreboard&& o) noexcept;
+    Scoreboard& operator=(Scoreboard&& o) noexcept;
+    Scoreboard(const Scoreboard&) = delete;
+    Scoreboard& operator=(const Scoreboard&) = delete;
+    ~Scoreboard();
+
+    int fd() const { return m_fd.get(); }
+    std::uint32_t capacity() const;
+
+    // The slot at `index`; index must be < capacity() (aborts otherwise: a bug, not input).
+    ScoreboardSlot& Slot(std::uint32_t index);
+    const ScoreboardSlot& Slot(std::uint32_t index) const;
+
+    // Supervisor side.
+    void Assign(std::uint32_t index, std::int32_t pid, std::uint32_t generation);  // Free -> Starting
+    void Release(std::uint32_t index);                                             // any -> Free
+
+    // Worker side (own slot only).
+    void MarkIdle(std::uint32_t index);
+    void MarkBusy(std::uint32_t index, std::int64_t now_ms);
+    void MarkDraining(std::uint32_t index);
+    // Ends a request: counts it in the slot and in the total, returns the slot's new count.
+    std::uint64_t CountRequest(std::uint32_t index);
+
+    ScoreboardSummary Summarize() const;
+
+private:
+    struct Header;
+    Scoreboard(UniqueFd fd, void* map, std::size_t size);
+    Header* header() const;
+
+    UniqueFd m_fd;
+    void* m_map = nullptr;
+    std::size_t m_size = 0;
+};
+
+}  // namespace sigil::common

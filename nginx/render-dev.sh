@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Renders a private development nginx for Sigil under PREFIX: a self-signed EC P-256 certificate
+# for 127.0.0.1 and PREFIX/nginx.conf from nginx/sigil.conf.template, listening on 127.0.0.1:PORT.
+# Every path nginx uses (pid, logs, temp dirs) is inside PREFIX. Start it with:
+#   nginx -p PREFIX -c PREFIX/nginx.conf -g 'daemon off;'
+# Usage: render-dev.sh PREFIX PORT SOCKET EVIDENCE_DIR [MAX_BODY_BYTES] [READ_TIMEOUT_S]
+set -euo pipefail
+
+if [[ $# -lt 4 || $# -gt 6 ]]; then
+    echo "usage: $0 PREFIX PORT SOCKET EVIDENCE_DIR [MAX_BODY_BYTES=1048576] [READ_TIMEOUT_S=75]" >&2
+    exit 64
+fi
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+prefix=$(realpath -m "$1")
+port=$2
+socket=$(realpath -m "$3")
+evidence=$(realpath -m "$4")
+max_body=${5:-1048576}
+read_timeout=${6:-75}
+
+[[ $port =~ ^[0-9]+$ && $port -ge 1 && $port -le 65535 ]] || { echo "bad PORT: $port" >&2; exit 64; }
+[[ $max_body =~ ^[0-9]+$ && $read_timeout =~ ^[0-9]+$ ]] || { echo "bad MAX_BODY_BYTES or READ_TIMEOUT_S" >&2; exit 64; }
+for p in "$prefix" "$socket" "$evidence"; do
+    # Paths go into nginx.conf verbatim: refuse anything that could break out of a directive.
+    [[ $p =~ ^[A-Za-z0-9_./-]+$ ]] || { echo "unsupported characters in path: $p" >&2; exit 64; }
+done
+
+mkdir -p "$prefix"/{logs,tmp,tls} "$evidence" "$(dirname "$socket")"
+if [[ ! -s $prefix/tls/cert.pem || ! -s $prefix/tls/key.pem ]]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
+        -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
+        -keyout "$prefix/tls/key.pem" -out "$prefix/tls/cert.pem" 2>/dev/null
+    chmod 600 "$prefix/tls/key.pem"
+fi
+
+user_line=""
+if [[ $(id -u) -eq 0 ]]; then
+    # nginx started as root runs its workers as an unprivileged user; name it, and make sure that
+    # user can reach the socket and the evidence files (DESIGN section 8 trap).
+    group=$(id -gn nobody 2>/dev/null || echo nogroup)
+    user_line="user nobody $group;"
+    chmod 0755 "$prefix"
+    chmod -R a+rX "$evidence"
+    for p in "$(dirname "$socket")" "$evidence"; do
+        if ! setpriv --reuid=nobody --regid="$group" --clear-groups test -x "$p" 2>/dev/null; then
+            echo "warning: user nobody cannot reach $p; nginx workers will fail on it (check every parent directory's x bit)" >&2
+        fi
+    done
+fi
+
+sed -e "s|@PREFIX@|$prefix|g" -e "s|@USER_LINE@|$user_line|g" -e "s|@LISTEN@|127.0.0.1:$port|g" \
+    -e "s|@CERT@|$prefix/tls/cert.pem|g" -e "s|@KEY@|$prefix/tls/key.pem|g" -e "s|@SOCKET@|$socket|g" \
+    -e "s|@EVIDENCE_DIR@|$evidence|g" -e "s|@MAX_BODY_BYTES@|$max_body|g" -e "s|@READ_TIMEOUT@|$read_timeout|g" \
+    "$here/sigil.conf.template" > "$prefix/nginx.conf"
+if grep -q '@[A-Z_]*@' "$prefix/nginx.conf"; then
+    echo "unrendered placeholder left in $prefix/nginx.conf" >&2
+    exit 1
+fi
+echo "$prefix/nginx.conf"

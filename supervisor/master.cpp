@@ -1,0 +1,204 @@
+#include "supervisor/master.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "common/log.h"
+#include "common/scoreboard.h"
+#include "supervisor/children.h"
+#include "supervisor/listen_socket.h"
+#include "supervisor/sd_notify.h"
+#include "supervisor/signals.h"
+
+namespace sigil::supervisor {
+namespace {
+
+using common::LogError;
+using common::LogInfo;
+using common::LogWarn;
+using common::MonotonicMs;
+
+constexpr int kTickMs = 200;
+
+// Reloads may briefly double the pool (old workers draining, new ones serving), so the
+// scoreboard holds twice the largest pool plus headroom for a reload during a reload.
+std::uint32_t SlotsFor(std::uint32_t workers) { return std::min<std::uint32_t>(workers * 3 + 2, common::Scoreboard::MAX_SLOTS); }
+
+std::string StatusLine(const common::ScoreboardSummary& s, std::uint32_t wanted) {
+    return "STATUS=" + std::to_string(s.total) + "/" + std::to_string(wanted) + " workers, " + std::to_string(s.busy) +
+           " busy, " + std::to_string(s.requests_served) + " requests served";
+}
+
+std::string MonotonicUsec() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::to_string(static_cast<long long>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000);
+}
+
+class Master {
+public:
+    Master(SupervisorOptions options, std::string self_exe)
+        : m_opt(std::move(options)), m_self_exe(std::move(self_exe)) {}
+
+    int Run();
+
+private:
+    void FillPool(std::int64_t now);
+    void Reload(std::int64_t now);
+    void BeginStop(std::int64_t now);
+    void Tick(std::int64_t now);
+
+    SupervisorOptions m_opt;
+    std::string m_self_exe;
+    std::optional<ListenSocket> m_socket;
+    std::optional<common::Scoreboard> m_scoreboard;
+    common::UniqueFd m_config_fd;
+    std::optional<ChildPool> m_pool;
+    RestartBackoff m_backoff;
+    std::uint32_t m_generation = 1;
+    bool m_stopping = false;
+    std::int64_t m_watchdog_ms = 0;
+    std::int64_t m_last_watchdog = 0;
+    std::int64_t m_last_status = 0;
+    std::string m_status;
+};
+
+int Master::Run() {
+    SignalPipe signals;
+    if (auto st = signals.Install({SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT}); !st.ok()) {
+        LogError(st.error().message);
+        return 1;
+    }
+    ::signal(SIGPIPE, SIG_IGN);
+
+    auto sock = ListenSocket::Open({m_opt.socket_path, m_opt.socket_mode, m_opt.socket_group});
+    if (!sock.ok()) {
+        LogError(sock.error().message);
+        return 1;
+    }
+    m_socket.emplace(std::move(sock).value());
+    auto sb = common::Scoreboard::Create(m_opt.scoreboard_name, SlotsFor(m_opt.workers));
+    if (!sb.ok()) {
+        LogError(sb.error().message);
+        return 1;
+    }
+    m_scoreboard.emplace(std::move(sb).value());
+    auto snapshot = ConfigSnapshot(m_opt.config_text);
+    if (!snapshot.ok()) {
+        LogError(snapshot.error().message);
+        return 1;
+    }
+    m_config_fd = std::move(snapshot).value();
+    m_pool.emplace(*m_scoreboard, SpawnSpec{m_opt.worker_binary, m_opt.config_path, m_socket->fd(), m_config_fd.get()});
+    m_watchdog_ms = WatchdogIntervalMs();
+
+    LogInfo("listening on " + m_opt.socket_path + " with " + std::to_string(m_opt.workers) + " workers (" +
+            m_opt.worker_binary + ")");
+    FillPool(MonotonicMs());
+    SdNotify("READY=1\nMAINPID=" + std::to_string(::getpid()) + "\n" +
+             StatusLine(m_scoreboard->Summarize(), m_opt.workers));
+
+    for (;;) {
+        pollfd pfd{signals.fd(), POLLIN, 0};
+        ::poll(&pfd, 1, kTickMs);
+        const std::int64_t now = MonotonicMs();
+        for (int sig : signals.Drain()) {
+            if (sig == SIGHUP && !m_stopping) {
+                Reload(now);
+            } else if ((sig == SIGTERM || sig == SIGINT || sig == SIGQUIT) && !m_stopping) {
+                LogInfo(std::string("stopping on signal ") + std::to_string(sig));
+                BeginStop(now);
+            }
+        }
+        Tick(now);
+        if (m_stopping && m_pool->size() == 0) break;
+    }
+    LogInfo("stopped");
+    return 0;
+}
+
+void Master::Tick(std::int64_t now) {
+    for (const auto& e : m_pool->Reap()) m_backoff.OnExit(e, now);
+    m_pool->KillStuck(now, m_opt.request_hard_timeout_ms);
+    m_pool->Escalate(now, m_opt.graceful_stop_timeout_ms);
+    if (!m_stopping) FillPool(now);
+
+    if (m_watchdog_ms > 0 && now - m_last_watchdog >= m_watchdog_ms) {
+        SdNotify("WATCHDOG=1");
+        m_last_watchdog = now;
+    }
+    if (now - m_last_status >= 1000) {
+        const std::string status = StatusLine(m_scoreboard->Summarize(), m_opt.workers);
+        if (status != m_status) SdNotify(status);
+        m_status = status;
+        m_last_status = now;
+    }
+}
+
+void Master::FillPool(std::int64_t now) {
+    while (m_pool->CountWanted(m_generation) < m_opt.workers && m_backoff.Allowed(now)) {
+        auto pid = m_pool->Spawn(m_generation, now);
+        if (!pid.ok()) {
+            // No free slot: old workers are still draining; the next tick retries.
+            if (pid.error().code != "no_free_slot") LogError(pid.error().message);
+            return;
+        }
+    }
+}
+
+void Master::Reload(std::int64_t now) {
+    SdNotify("RELOADING=1\nMONOTONIC_USEC=" + MonotonicUsec());
+    auto next = LoadOptions(m_opt.config_path, m_self_exe);
+    auto snapshot = next.ok() ? ConfigSnapshot(next->config_text) : common::Result<common::UniqueFd>(next.error());
+    if (!snapshot.ok()) {
+        LogError("reload refused, keeping the running configuration: " + snapshot.error().message);
+        SdNotify("READY=1\nSTATUS=reload refused: invalid configuration");
+        return;
+    }
+    if (next->socket_path != m_opt.socket_path || next->socket_mode != m_opt.socket_mode ||
+        next->socket_group != m_opt.socket_group || next->scoreboard_name != m_opt.scoreboard_name) {
+        LogWarn("socket and scoreboard settings change only on restart; keeping the current ones");
+        next->socket_path = m_opt.socket_path;
+        next->socket_mode = m_opt.socket_mode;
+        next->socket_group = m_opt.socket_group;
+        next->scoreboard_name = m_opt.scoreboard_name;
+    }
+    const std::uint32_t max_workers = (m_scoreboard->capacity() - 2) / 3;
+    if (next->workers > max_workers) {
+        LogWarn("workers above " + std::to_string(max_workers) + " need a restart; using " + std::to_string(max_workers));
+        next->workers = max_workers;
+    }
+    m_opt = std::move(next).value();
+    // Old workers keep their inherited copy of the previous snapshot; new ones get this one.
+    m_config_fd = std::move(snapshot).value();
+    m_pool->SetSpec(SpawnSpec{m_opt.worker_binary, m_opt.config_path, m_socket->fd(), m_config_fd.get()});
+    ++m_generation;
+    LogInfo("reloading: generation " + std::to_string(m_generation) + ", " + std::to_string(m_opt.workers) + " workers");
+    // New workers first, then drain the old ones: the socket never lacks an accepting worker.
+    m_backoff = RestartBackoff{};
+    FillPool(now);
+    m_pool->Drain(m_generation, now);
+    SdNotify("READY=1\n" + StatusLine(m_scoreboard->Summarize(), m_opt.workers));
+}
+
+void Master::BeginStop(std::int64_t now) {
+    m_stopping = true;
+    SdNotify("STOPPING=1\nSTATUS=stopping");
+    // Unlink first so nginx fails fast (502) instead of queueing on a socket nobody will serve,
+    // and so a new supervisor can bind the path while our workers finish.
+    m_socket->Close();
+    m_pool->Drain(UINT32_MAX, now);
+}
+
+}  // namespace
+
+int RunMaster(SupervisorOptions options, const std::string& self_exe) {
+    Master master(std::move(options), self_exe);
+    return master.Run();
+}
+
+}  // namespace sigil::supervisor

@@ -1,0 +1,74 @@
+#include "supervisor/options.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <algorithm>
+
+namespace sigil::supervisor {
+
+std::uint32_t DefaultWorkerCount(long online_cpus) {
+    const long n = std::clamp<long>(online_cpus, 1, 16) * 2;
+    return static_cast<std::uint32_t>(std::clamp<long>(n, 2, 32));
+}
+
+common::Result<SupervisorOptions> OptionsFromConfig(const common::Config& config, const std::string& config_path,
+                                                    const std::string& self_exe) {
+    constexpr std::string_view S = "supervisor";
+    SupervisorOptions o;
+    o.config_path = config_path;
+    o.socket_path = config.GetString(S, "socket_path");
+    o.socket_mode = static_cast<unsigned>(config.GetInt(S, "socket_mode"));
+    o.socket_group = config.GetString(S, "socket_group");
+    const auto workers = config.GetInt(S, "workers");
+    o.workers = workers == 0 ? DefaultWorkerCount(::sysconf(_SC_NPROCESSORS_ONLN)) : static_cast<std::uint32_t>(workers);
+    o.max_requests = static_cast<std::uint64_t>(config.GetInt(S, "max_requests"));
+    o.request_hard_timeout_ms = config.GetInt(S, "request_hard_timeout_s") * 1000;
+    o.graceful_stop_timeout_ms = config.GetInt(S, "graceful_stop_timeout_s") * 1000;
+    o.scoreboard_name = config.GetString(S, "scoreboard_name");
+    o.worker_binary = config.GetString(S, "worker_binary");
+    if (o.worker_binary.empty()) {
+        const auto slash = self_exe.rfind('/');
+        o.worker_binary = (slash == std::string::npos ? std::string(".") : self_exe.substr(0, slash)) + "/sigil-worker";
+    }
+    if (::access(o.worker_binary.c_str(), X_OK) != 0) {
+        return common::MakeError(common::ErrorKind::InvalidInput, "worker_binary_missing",
+                                 "supervisor.worker_binary: not an executable file: " + o.worker_binary);
+    }
+    return o;
+}
+
+common::Result<SupervisorOptions> LoadOptions(const std::string& config_path, const std::string& self_exe) {
+    auto text = common::Config::ReadText(config_path);
+    if (!text.ok()) return text.error();
+    auto config = common::Config::Parse(*text);
+    if (!config.ok()) {
+        return common::MakeError(common::ErrorKind::InvalidInput, "config_invalid", config_path + ": " + config.error().message);
+    }
+    auto options = OptionsFromConfig(*config, config_path, self_exe);
+    if (!options.ok()) return options.error();
+    options->config_text = std::move(text).value();
+    return options;
+}
+
+common::Result<common::UniqueFd> ConfigSnapshot(const std::string& text) {
+    const auto fail = [](const char* what) {
+        return common::MakeError(common::ErrorKind::Internal, "config_snapshot", std::string(what) + ": " + std::strerror(errno));
+    };
+    common::UniqueFd fd(memfd_create("sigil-config", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (!fd.valid()) return fail("memfd_create");
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const auto n = ::write(fd.get(), text.data() + done, text.size() - done);
+        if (n <= 0) return fail("write");
+        done += static_cast<std::size_t>(n);
+    }
+    if (fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) return fail("seal");
+    return fd;
+}
+
+}  // namespace sigil::supervisor

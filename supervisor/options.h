@@ -1,0 +1,46 @@
+// The supervisor's settings, taken from the [supervisor] section of the shared config file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/config.h"
+#include "common/handles.h"
+#include "common/result.h"
+
+namespace sigil::supervisor {
+
+struct SupervisorOptions {
+    std::string config_path;       // passed on to every worker (-c)
+    std::string socket_path;
+    unsigned socket_mode = 0666;
+    std::string socket_group;
+    std::uint32_t workers = 1;     // resolved: never 0
+    std::uint64_t max_requests = 1000;
+    std::int64_t request_hard_timeout_ms = 60000;
+    std::int64_t graceful_stop_timeout_ms = 10000;
+    std::string scoreboard_name;
+    std::string worker_binary;     // resolved absolute path
+    std::string config_text;       // the exact text validated (workers get this, not the file)
+};
+
+// Workers when the config says 0: two per online CPU, at least 2, at most 32 (beyond that the
+// pool only adds memory; the machine's cores are the limit for CPU-bound runs).
+std::uint32_t DefaultWorkerCount(long online_cpus);
+
+// Builds the options from a parsed config. `self_exe` is the supervisor's own path (for the
+// default worker_binary: "sigil-worker" in the same directory).
+// Errors: InvalidInput "worker_binary_missing" when the worker binary is not an executable file.
+common::Result<SupervisorOptions> OptionsFromConfig(const common::Config& config, const std::string& config_path,
+                                                    const std::string& self_exe);
+
+// Reads and validates the config file, then builds the options (config_text included). Errors:
+// those of Config::ReadText, Config::Parse (message prefixed with the path) and OptionsFromConfig.
+common::Result<SupervisorOptions> LoadOptions(const std::string& config_path, const std::string& self_exe);
+
+// A sealed, read-only memfd holding `text`: workers read the configuration the supervisor
+// validated, so a file edited later (or broken before a refused reload) never reaches them.
+// Errors: Internal "config_snapshot" (memfd, write or seal failed).
+common::Result<common::UniqueFd> ConfigSnapshot(const std::string& text);
+
+}  // namespace sigil::supervisor

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# The running service: sigil-supervisor (2 workers) behind a private nginx over TLS. Checks JSON
+# answers and headers, pool refill after kill -9, the hard timeout, recycling, SIGHUP under load
+# without failed requests, and a clean SIGTERM stop.
+# Usage: service_test.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+
+build=$(realpath "$1")
+src=$(realpath "$2")
+bin=$build/bin
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+[[ -x $NGINX ]] || { echo "SKIP: nginx not installed"; exit 77; }
+[[ -x $bin/sigil-supervisor && -x $bin/sigil-worker ]] || { echo "FAIL: build sigil-supervisor and sigil-worker first"; exit 1; }
+
+work=$(mktemp -d /tmp/sigil-it-service-XXXXXX)
+chmod 755 "$work"  # nginx workers run as nobody when we are root: they must reach the socket
+sup_pid=""
+ngx_pid=""
+load_pid=""
+
+cleanup() {
+    local rc=$?
+    [[ -n $load_pid ]] && kill "$load_pid" 2>/dev/null || true
+    [[ -n $ngx_pid ]] && kill -QUIT "$ngx_pid" 2>/dev/null || true
+    local left=""
+    if [[ -n $sup_pid ]] && kill -0 "$sup_pid" 2>/dev/null; then
+        left=$(pgrep -P "$sup_pid" || true)
+        kill -TERM "$sup_pid" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$sup_pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$sup_pid" 2>/dev/null || true
+    fi
+    # Workers die with the supervisor (parent-death signal); make sure none survive a failure.
+    for w in $left; do kill -KILL "$w" 2>/dev/null || true; done
+    [[ -n $ngx_pid ]] && { sleep 0.2; kill -KILL "$ngx_pid" 2>/dev/null || true; }
+    wait 2>/dev/null || true
+    if [[ $rc -ne 0 ]]; then
+        echo "---- supervisor log"; tail -40 "$work/supervisor.log" 2>/dev/null || true
+        echo "---- nginx error log"; tail -20 "$work/nginx/logs/error.log" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+    exit $rc
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*"; exit 1; }
+pass() { echo "ok: $*"; }
+
+free_port() {
+    local p
+    for _ in $(seq 100); do
+        p=$((20000 + RANDOM % 40000))
+        if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo "$p"; return; fi
+    done
+    fail "no free port"
+}
+
+# JSON field from a file, via node (always present: the project's tooling uses it).
+jget() { node -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); const v=process.argv[2].split(".").reduce((o,k)=>o==null?o:o[k], j); console.log(typeof v==="object"?JSON.stringify(v):String(v))' "$1" "$2"; }
+
+port=$(free_port)
+base=https://127.0.0.1:$port
+socket=$work/run/fcgi.sock
+mkdir -p "$work/evidence"
+echo "abc  file.txt" > "$work/evidence/sha256sum.txt"
+
+cat > "$work/sigil.conf" <<CONF
+[supervisor]
+socket_path = $socket
+workers = 2
+max_requests = 40
+request_hard_timeout_s = 2
+graceful_stop_timeout_s = 5
+[worker]
+max_body_bytes = 4096
+test_routes = true
+CONF
+
+"$bin/sigil-supervisor" -c "$work/sigil.conf" >"$work/supervisor.log" 2>&1 &
+sup_pid=$!
+"$src/nginx/render-dev.sh" "$work/nginx" "$port" "$socket" "$work/evidence" 4096 10 >/dev/null
+"$NGINX" -p "$work/nginx" -c "$work/nginx/nginx.conf" -g 'daemon off;' 2>>"$work/nginx-stderr.log" &
+ngx_pid=$!
+
+# req URL [curl args...]: status code on stdout; body in $work/body, headers in $work/headers.
+req() {
+    local url=$1; shift
+    curl -sk --max-time 20 -o "$work/body" -D "$work/headers" -w '%{http_code}' "$@" "$base$url" || echo "000"
+}
+header() { grep -i "^$1:" "$work/headers" | head -1 | cut -d: -f2- | tr -d '\r' | sed 's/^ *//'; }
+expect_json_error() {  # expect_json_error STATUS CODE GOT_STATUS
+    [[ $3 == "$1" ]] || fail "expected $1, got $3: $(cat "$work/body")"
+    [[ $(header content-type) == application/json* ]] || fail "status $1 without JSON content type"
+    [[ $(jget "$work/body" error.code) == "$2" ]] || fail "expected error code $2: $(cat "$work/body")"
+}
+workers() { { pgrep -P "$sup_pid" || true; } | sort; }
+health_total() { [[ $(req /health) == 200 ]] && jget "$work/body" workers.total || echo 0; }
+wait_pool() {  # wait until the pool shows 2 workers, not counting `exclude`
+    for _ in $(seq 50); do
+        local w; w=$(workers | { grep -vx "${1:-none}" || true; } | wc -l)
+        [[ $w -eq 2 && $(health_total) == 2 ]] && return 0
+        sleep 0.1
+    done
+    fail "pool did not refill to 2 workers"
+}
+
+for _ in $(seq 50); do [[ $(req /health) == 200 ]] && break; kill -0 "$sup_pid" 2>/dev/null || fail "supervisor exited at start"; sleep 0.1; done
+
+# --- /health, headers
+[[ $(req /health -H 'X-Correlation-Id: it-corr-42') == 200 ]] || fail "/health: $(cat "$work/body")"
+[[ $(jget "$work/body" status) == ok ]] || fail "health status"
+[[ $(jget "$work/body" workers.total) == 2 ]] || fail "health workers.total: $(cat "$work/body")"
+[[ $(header content-type) == application/json ]] || fail "health content type"
+rid=$(header x-request-id)
+[[ $rid =~ ^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$ ]] || fail "X-Request-Id not a UUID v4: $rid"
+[[ $(header x-correlation-id) == it-corr-42 ]] || fail "X-Correlation-Id not echoed"
+req /health >/dev/null
+[[ $(header x-request-id) != "$rid" ]] || fail "X-Request-Id repeated"
+[[ -z $(header x-correlation-id) ]] || fail "X-Correlation-Id invented"
+pass "/health JSON with worker counts, X-Request-Id UUID v4, X-Correlation-Id echoed"
+
+[[ $(req /core/v1/version) == 200 && $(jget "$work/body" service) == sigil ]] || fail "version"
+expect_json_error 404 not_found "$(req /core/v1/no_such_endpoint)"
+expect_json_error 405 method_not_allowed "$(req /core/v1/version -X POST -d '{}' -H 'Content-Type: application/json')"
+expect_json_error 503 attestation_unavailable "$(req /attestation)"
+expect_json_error 503 attestation_unavailable "$(req /info)"
+pass "version, 404, 405, attestation 503 as JSON"
+
+expect_json_error 415 unsupported_media_type "$(req /core/v1/test/echo -H 'Content-Type: text/plain' --data-binary 'hello')"
+expect_json_error 422 malformed_json "$(req /core/v1/test/echo -H 'Content-Type: application/json' --data-binary '{"a":')"
+[[ $(req /core/v1/test/echo -H 'Content-Type: application/json' --data-binary '{"a":[1,2]}') == 200 ]] || fail "echo"
+[[ $(jget "$work/body" echo.a) == "[1,2]" ]] || fail "echo body: $(cat "$work/body")"
+head -c 8192 /dev/zero | tr '\0' x > "$work/big.json"
+expect_json_error 413 body_too_large "$(req /core/v1/test/echo -H 'Content-Type: application/json' --data-binary @"$work/big.json")"
+pass "POST body checks: 415, 422, 200, 413 (all JSON)"
+
+[[ $(req /evidences/) == 200 ]] && grep -q sha256sum.txt "$work/body" || fail "evidence listing"
+[[ $(req /evidences/sha256sum.txt) == 200 ]] || fail "evidence file"
+expect_json_error 404 not_found "$(req /evidences/missing.txt)"
+pass "/evidences/ static with listing, JSON 404 from nginx"
+
+# --- kill -9 an idle worker: the pool refills and requests keep succeeding
+victim=$(workers | head -1)
+kill -KILL "$victim"
+wait_pool "$victim"
+for _ in 1 2 3 4; do [[ $(req /health) == 200 ]] || fail "request after kill -9"; done
+pass "kill -9 of an idle worker: pool refilled"
+
+# --- kill -9 a busy worker: its client gets a JSON 502 from nginx, then the pool refills
+curl -sk --max-time 20 -o "$work/busy_body" -w '%{http_code}' "$base/core/v1/test/sleep?ms=1500" >"$work/busy_code" &
+busy_curl=$!
+sleep 0.5
+for w in $(workers); do kill -KILL "$w"; done
+wait "$busy_curl" || true
+[[ $(cat "$work/busy_code") == 502 && $(jget "$work/busy_body" error.code) == service_unavailable ]] ||
+    fail "busy worker killed: expected JSON 502, got $(cat "$work/busy_code") $(cat "$work/busy_body")"
+wait_pool
+[[ $(req /health) == 200 ]] || fail "request after killing busy workers"
+pass "kill -9 of busy workers: JSON 502 for the in-flight request, pool refilled"
+
+# --- hard timeout: a request past request_hard_timeout_s (2 s) is SIGKILLed by the supervisor
+code=$(req "/core/v1/test/sleep?ms=8000")
+[[ $code == 502 ]] || fail "hard timeout: expected 502, got $code"
+grep -q 'request_hard_timeout_s' "$work/supervisor.log" || fail "no hard-timeout kill in the supervisor log"
+wait_pool
+pass "hard timeout kill"
+
+# --- SIGHUP with an invalid config file: refused, the running pool keeps serving
+cp "$work/sigil.conf" "$work/sigil.conf.good"
+printf '[supervisor]\nworkrs = 3\n' >>"$work/sigil.conf"
+kept=$(workers | tr '\n' ' ')
+kill -HUP "$sup_pid"
+for _ in $(seq 30); do grep -q 'reload refused' "$work/supervisor.log" && break; sleep 0.1; done
+grep -q 'reload refused.*supervisor.workrs' "$work/supervisor.log" || fail "invalid config not refused by name on SIGHUP"
+[[ $(req /health) == 200 && $(workers | tr '\n' ' ') == "$kept" ]] || fail "pool disturbed by a refused reload"
+# A worker started now gets the validated snapshot, not the broken file.
+victim=$(workers | head -1)
+kill -KILL "$victim"
+wait_pool "$victim"
+cp "$work/sigil.conf.good" "$work/sigil.conf"
+pass "SIGHUP with an invalid config: refused (naming the key), pool untouched, respawn uses the valid snapshot"
+
+# --- SIGHUP under load from a second process: no request may fail
+before=$(workers | tr '\n' ' ')
+(
+    fails=0
+    for i in $(seq 120); do
+        c=$(curl -sk --max-time 10 -o /dev/null -w '%{http_code}' "$base/core/v1/test/sleep?ms=20") || c=000
+        [[ $c == 200 ]] || { fails=$((fails + 1)); echo "request $i: $c" >>"$work/load_failures"; }
+    done
+    echo "$fails" >"$work/load_result"
+) &
+load_pid=$!
+sleep 0.5
+kill -HUP "$sup_pid"
+sleep 1
+kill -HUP "$sup_pid"
+wait "$load_pid"
+load_pid=""
+[[ $(cat "$work/load_result") == 0 ]] || fail "requests failed during reload: $(cat "$work/load_failures")"
+wait_pool
+after=$(workers | tr '\n' ' ')
+[[ $before != "$after" ]] || fail "SIGHUP did not replace the workers"
+grep -q 'reloading: generation 3' "$work/supervisor.log" || fail "second reload not logged"
+grep -q 'exiting for recycling' "$work/supervisor.log" || fail "no worker recycled after max_requests"
+pass "SIGHUP x2 under load (120 requests, 0 failed), workers replaced; max_requests recycling seen"
+
+# --- SIGTERM: the in-flight request completes, then everything stops and the socket is removed
+all_workers=$(workers)
+curl -sk --max-time 20 -o /dev/null -w '%{http_code}' "$base/core/v1/test/sleep?ms=1200" >"$work/inflight_code" &
+inflight=$!
+sleep 0.4
+kill -TERM "$sup_pid"
+wait "$inflight" || true
+[[ $(cat "$work/inflight_code") == 200 ]] || fail "in-flight request during SIGTERM: $(cat "$work/inflight_code")"
+for _ in $(seq 100); do kill -0 "$sup_pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$sup_pid" 2>/dev/null && fail "supervisor still running 10 s after SIGTERM"
+wait "$sup_pid" && rc=0 || rc=$?
+[[ $rc == 0 ]] || fail "supervisor exit code $rc"
+sup_pid=""
+for w in $all_workers; do kill -0 "$w" 2>/dev/null && fail "worker $w survived SIGTERM"; done
+[[ ! -e $socket ]] || fail "socket left behind"
+expect_json_error 502 service_unavailable "$(req /health)"
+pass "SIGTERM: in-flight request finished (200), supervisor and workers gone, socket removed, nginx answers JSON 502"
+echo "all service integration checks passed"

@@ -1,0 +1,40 @@
+// The worker's FastCGI loop: accept on the inherited listen socket, read params and a bounded
+// body, dispatch through the Router, write the response, keep the scoreboard slot current.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "common/scoreboard.h"
+#include "workers/router.h"
+
+namespace sigil::workers {
+
+// Reads the request body through `read` (returns bytes read, 0 at end of input) and never holds
+// more than max_bytes + 1 bytes. `content_length` is the CONTENT_LENGTH param if sent.
+// Errors: TooLarge "body_too_large" when CONTENT_LENGTH or the bytes actually sent exceed
+// max_bytes (refused before reading when the declared length is too big); InvalidInput
+// "bad_content_length" when CONTENT_LENGTH is not a decimal number.
+common::Result<std::string> ReadBoundedBody(const std::function<std::size_t(char*, std::size_t)>& read,
+                                            std::optional<std::string_view> content_length, std::size_t max_bytes);
+
+struct FcgiServerOptions {
+    int listen_fd = 0;                   // FCGI_LISTENSOCK_FILENO
+    std::size_t max_body_bytes = 1 << 20;
+    std::uint64_t max_requests = 1000;   // exit after this many (the supervisor starts a fresh worker)
+    common::Scoreboard* scoreboard = nullptr;  // optional
+    std::uint32_t slot = 0;
+};
+
+// Serves requests one at a time until max_requests have been served or SIGQUIT arrives (the
+// in-flight request is finished first). SIGTERM keeps its default action (immediate exit) so the
+// supervisor's escalation works. Returns the process exit code: 0 after a clean stop, 1 when the
+// listen socket is unusable.
+int RunFcgiServer(const Router& router, const FcgiServerOptions& options);
+
+}  // namespace sigil::workers

@@ -1,0 +1,29 @@
+// Service-level endpoints: GET /health, GET /core/v1/version, GET /attestation, GET /info.
+#pragma once
+
+#include <string>
+
+#include "common/scoreboard.h"
+#include "workers/router.h"
+
+namespace sigil::workers {
+
+struct SystemInfo {
+    std::string version;                              // e.g. "0.1.0"
+    const common::Scoreboard* scoreboard = nullptr;   // null when the worker runs without a supervisor
+    std::string dstack_socket;                        // empty: /attestation and /info answer 503
+};
+
+// Adds the four routes to `router`. `info` is copied; the scoreboard must outlive the router.
+//   GET /health          200 {"status":"ok","version":...,"workers":{"total","idle","busy","starting",
+//                        "draining","capacity","requests_served"}} ("workers" omitted without scoreboard)
+//   GET /core/v1/version 200 {"service":"sigil","version":...,"api":"v1"}
+//   GET /attestation, GET /info: 503 attestation_unavailable until the dstack relay exists.
+void AddSystemRoutes(Router& router, const SystemInfo& info);
+
+// Routes for the integration tests only ([worker] test_routes = true):
+//   POST /core/v1/test/echo   JSON body required; answers {"echo": <the body>}
+//   GET  /core/v1/test/sleep?ms=N   sleeps N ms (0..600000, else 400 invalid_sleep), answers {"slept_ms":N}
+void AddTestRoutes(Router& router);
+
+}  // namespace sigil::workers

@@ -1,0 +1,122 @@
+// sigil-worker: one FastCGI responder process, started by sigil-supervisor with the listen socket
+// on fd 0 and the scoreboard in $SIGIL_SCOREBOARD_FD. Usage: sigil-worker -c CONFIG [--check]
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <climits>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "common/scoreboard.h"
+#include "workers/fcgi_server.h"
+#include "workers/router.h"
+#include "workers/system_routes.h"
+
+#ifndef SIGIL_VERSION
+#define SIGIL_VERSION "0.0.0"
+#endif
+
+namespace {
+
+constexpr int kExitUsage = 64;
+constexpr int kExitConfig = 78;
+
+// Parses a small non-negative decimal from the environment; nullopt if unset or malformed.
+std::optional<long> EnvNumber(const char* name) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return std::nullopt;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end != '\0' || n < 0 || n > INT_MAX) return std::nullopt;
+    return n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace sigil;
+    std::string config_path;
+    bool check = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
+            config_path = argv[++i];
+        } else if (std::strcmp(argv[i], "--check") == 0) {
+            check = true;
+        } else {
+            config_path.clear();
+            break;
+        }
+    }
+    if (config_path.empty()) {
+        std::fprintf(stderr, "usage: sigil-worker -c CONFIG [--check]   (normally started by sigil-supervisor)\n");
+        return kExitUsage;
+    }
+    common::SetLogComponent("worker");
+    // Die with the supervisor: an orphaned worker would keep the listen socket open and serve
+    // unsupervised. Set here because exec may clear a parent-death signal set before it.
+    if (const auto parent = EnvNumber("SIGIL_SUPERVISOR_PID")) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != static_cast<pid_t>(*parent)) return 1;
+    }
+    // Under the supervisor, read the snapshot it validated (SIGIL_CONFIG_FD), not the file, which
+    // may have been edited since. The descriptor's offset is shared by all workers: use pread.
+    const auto cfg_fd = EnvNumber("SIGIL_CONFIG_FD");
+    auto config = [&]() -> common::Result<common::Config> {
+        if (!cfg_fd) return common::Config::LoadFile(config_path);
+        std::string text;
+        char buf[4096];
+        for (off_t off = 0;;) {
+            const auto n = pread(static_cast<int>(*cfg_fd), buf, sizeof buf, off);
+            if (n <= 0) break;
+            text.append(buf, static_cast<std::size_t>(n));
+            off += n;
+        }
+        close(static_cast<int>(*cfg_fd));
+        return common::Config::Parse(text);
+    }();
+    if (!config.ok()) {
+        common::LogError(config.error().message);
+        return kExitConfig;
+    }
+    if (check) {
+        std::printf("%s: configuration ok\n", config_path.c_str());
+        return 0;
+    }
+
+    std::optional<common::Scoreboard> scoreboard;
+    std::uint32_t slot = 0;
+    const auto sb_fd = EnvNumber(common::Scoreboard::FD_ENV);
+    const auto sb_slot = EnvNumber(common::Scoreboard::SLOT_ENV);
+    if (sb_fd && sb_slot) {
+        auto sb = common::Scoreboard::Attach(static_cast<int>(*sb_fd));
+        if (!sb.ok() || static_cast<std::uint32_t>(*sb_slot) >= sb->capacity()) {
+            common::LogError(sb.ok() ? "scoreboard slot out of range" : sb.error().message);
+            return 1;
+        }
+        scoreboard.emplace(std::move(sb).value());
+        slot = static_cast<std::uint32_t>(*sb_slot);
+        common::SetLogComponent("worker[" + std::to_string(slot) + "]");
+    }
+
+    workers::Router router;
+    workers::AddSystemRoutes(router, {SIGIL_VERSION, scoreboard ? &*scoreboard : nullptr,
+                                      config->GetString("worker", "dstack_socket")});
+    if (config->GetBool("worker", "test_routes")) {
+        common::LogWarn("test_routes enabled: /core/v1/test/* is served");
+        workers::AddTestRoutes(router);
+    }
+
+    workers::FcgiServerOptions options;
+    options.listen_fd = 0;
+    options.max_body_bytes = static_cast<std::size_t>(config->GetInt("worker", "max_body_bytes"));
+    options.max_requests = static_cast<std::uint64_t>(config->GetInt("supervisor", "max_requests"));
+    options.scoreboard = scoreboard ? &*scoreboard : nullptr;
+    options.slot = slot;
+    return workers::RunFcgiServer(router, options);
+}
