@@ -39,6 +39,10 @@ constexpr ConfigKey kSchema[] = {
      "dstack guest agent socket for /attestation and /info; empty = answer 503"},
     {"worker", "test_routes", ConfigType::Bool, "false", 0, 0,
      "add POST /core/v1/test/echo and GET /core/v1/test/sleep (integration tests only; never in production)"},
+    {"keyd", "socket_path", ConfigType::String, "", 0, 0,
+     "sigil-keyd's unix socket; empty = no keyd (/health then omits it)"},
+    {"keyd", "request_timeout_ms", ConfigType::Int, "2000", 50, 60000,
+     "a keyd request that takes longer fails with keyd_unavailable (never hangs a worker)"},
 };
 
 std::string_view Trim(std::string_view s) {

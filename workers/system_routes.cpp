@@ -9,8 +9,12 @@
 namespace sigil::workers {
 namespace {
 
-std::string HealthBody(const SystemInfo& info) {
-    std::string body = "{\"status\":\"ok\",\"version\":" + JsonQuote(info.version);
+common::Result<HttpResponse> Health(const SystemInfo& info) {
+    // Without keyd no key can be derived or payer transaction signed: the instance is degraded.
+    const bool keyd_ok = info.keyd == nullptr || info.keyd->Ping().ok();
+    std::string body = std::string("{\"status\":") + (keyd_ok ? "\"ok\"" : "\"degraded\"") +
+                       ",\"version\":" + JsonQuote(info.version);
+    if (info.keyd != nullptr) body += std::string(",\"keyd\":") + (keyd_ok ? "\"ok\"" : "\"unavailable\"");
     if (info.scoreboard != nullptr) {
         const auto s = info.scoreboard->Summarize();
         body += ",\"workers\":{\"total\":" + std::to_string(s.total) + ",\"idle\":" + std::to_string(s.idle) +
@@ -18,7 +22,7 @@ std::string HealthBody(const SystemInfo& info) {
                 ",\"draining\":" + std::to_string(s.draining) + ",\"capacity\":" + std::to_string(s.capacity) +
                 ",\"requests_served\":" + std::to_string(s.requests_served) + "}";
     }
-    return body + "}";
+    return JsonResponse(keyd_ok ? 200 : 503, body + "}");
 }
 
 common::Result<HttpResponse> Unavailable(const SystemInfo& info) {
@@ -30,7 +34,8 @@ common::Result<HttpResponse> Unavailable(const SystemInfo& info) {
 }
 
 constexpr const char* kHealthSchema =
-    R"({"type":"object","required":["status","version"],"properties":{"status":{"type":"string","enum":["ok"]},)"
+    R"({"type":"object","required":["status","version"],"properties":{"status":{"type":"string","enum":["ok","degraded"]},)"
+    R"("keyd":{"type":"string","enum":["ok","unavailable"]},)"
     R"("version":{"type":"string"},"workers":{"type":"object","properties":{"total":{"type":"integer"},)"
     R"("idle":{"type":"integer"},"busy":{"type":"integer"},"starting":{"type":"integer"},)"
     R"("draining":{"type":"integer"},"capacity":{"type":"integer"},"requests_served":{"type":"integer"}}}}})";
@@ -43,7 +48,7 @@ constexpr const char* kVersionSchema =
 
 void AddSystemRoutes(Router& router, const SystemInfo& info) {
     router.Add({"GET", "/health", AuthRequirement::None, BodyKind::None,
-                [info](RequestContext&) -> common::Result<HttpResponse> { return JsonResponse(200, HealthBody(info)); },
+                [info](RequestContext&) { return Health(info); },
                 "Liveness and worker pool summary", "system", "", kHealthSchema});
     router.Add({"GET", "/core/v1/version", AuthRequirement::None, BodyKind::None,
                 [info](RequestContext&) -> common::Result<HttpResponse> {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -104,9 +105,18 @@ int main(int argc, char** argv) {
         common::SetLogComponent("worker[" + std::to_string(slot) + "]");
     }
 
+    // One keyd connection per worker, opened lazily and reopened after keyd restarts.
+    std::optional<workers::KeydClient> keyd;
+    if (const std::string keyd_socket = config->GetString("keyd", "socket_path"); !keyd_socket.empty()) {
+        workers::KeydClientOptions keyd_options;
+        keyd_options.socket_path = keyd_socket;
+        keyd_options.request_timeout = std::chrono::milliseconds(config->GetInt("keyd", "request_timeout_ms"));
+        keyd.emplace(keyd_options);
+    }
+
     workers::Router router;
     workers::AddSystemRoutes(router, {SIGIL_VERSION, scoreboard ? &*scoreboard : nullptr,
-                                      config->GetString("worker", "dstack_socket")});
+                                      config->GetString("worker", "dstack_socket"), keyd ? &*keyd : nullptr});
     if (config->GetBool("worker", "test_routes")) {
         common::LogWarn("test_routes enabled: /core/v1/test/* is served");
         workers::AddTestRoutes(router);
