@@ -1,0 +1,41 @@
+// API-key authentication: X-Api-Key or Authorization: Bearer, hashed and resolved on chain.
+#pragma once
+
+#include <any>
+#include <string>
+
+#include "common/result.h"
+#include "common/uint256.h"
+#include "workers/http.h"
+#include "workers/router.h"
+#include "workers/service.h"
+
+namespace sigil::workers {
+
+// Who is calling, as handlers see it (RequestContext::auth holds one of these).
+struct Caller {
+    common::Uint256 key_hash;      // keccak256(utf8(api key))
+    common::Uint256 account_hash;  // the account the key belongs to
+    bool is_owner = false;         // the account (master) key
+};
+
+inline constexpr std::size_t MAX_API_KEY_LENGTH = 256;
+
+// The key from X-Api-Key, else from "Authorization: Bearer <key>" (scheme case-insensitive, value
+// trimmed). Errors: Unauthenticated "missing_api_key" (neither header, empty value, another scheme),
+// "invalid_api_key" (longer than MAX_API_KEY_LENGTH or with control characters).
+common::Result<std::string> ExtractApiKey(const HttpRequest& request);
+
+// keccak256 of the key's UTF-8 bytes, as the contract stores it.
+common::Uint256 ApiKeyHash(const std::string& api_key);
+
+// Resolves the caller on chain. Errors: Unauthenticated "invalid_api_key" (unknown, revoked or
+// expired key, or the master key of a ChainSecured account), Forbidden "owner_only" when
+// `requirement` is AccountOwner and the key is a usage key, the chain's Unavailable/Timeout errors.
+common::Result<Caller> Authenticate(Service& service, const HttpRequest& request, AuthRequirement requirement);
+
+// The Authenticator to install on the router (wraps Authenticate; handlers read
+// std::any_cast<Caller>(ctx.auth)).
+Authenticator MakeAuthenticator(Service& service);
+
+}  // namespace sigil::workers
