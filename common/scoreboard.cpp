@@ -24,13 +24,14 @@ struct Scoreboard::Header {
     std::uint32_t version;
     std::uint32_t slots;
     std::atomic<std::uint64_t> requests_served;
-    std::uint8_t pad[40];  // keep slots off the header's cache line
+    std::atomic<std::uint64_t> chain_epoch;  // bumped after every relayed write (see ChainEpoch)
+    std::uint8_t pad[32];  // keep slots off the header's cache line
 };
 
 namespace {
 
 constexpr std::uint64_t kMagic = 0x5349474953425244ULL;  // "SIGISBRD"
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 
 std::size_t SizeFor(std::uint32_t slots) {
     return 64 + static_cast<std::size_t>(slots) * sizeof(ScoreboardSlot);  // 64 = sizeof(Header)
@@ -153,6 +154,8 @@ void Scoreboard::MarkBusy(std::uint32_t index, std::int64_t now_ms) {
 void Scoreboard::MarkDraining(std::uint32_t index) {
     Slot(index).state.store(static_cast<std::uint32_t>(SlotState::Draining));
 }
+
+std::atomic<std::uint64_t>& Scoreboard::ChainEpoch() { return header()->chain_epoch; }
 
 std::uint64_t Scoreboard::CountRequest(std::uint32_t index) {
     header()->requests_served.fetch_add(1);

@@ -89,6 +89,11 @@ public:
 
     ScoreboardSummary Summarize() const;
 
+    // A counter every worker bumps after a relayed write reaches the chain; each worker drops its
+    // cached contract reads when it sees the counter move, so a write through one worker is seen
+    // by the next request on any other (read-your-writes across the pool).
+    std::atomic<std::uint64_t>& ChainEpoch();
+
 private:
     struct Header;
     Scoreboard(UniqueFd fd, void* map, std::size_t size);

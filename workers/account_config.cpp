@@ -234,10 +234,10 @@ AccountConfigClient::AccountConfigClient(const Address20& contract, CachedReader
 
 common::Result<std::vector<AbiValue>> AccountConfigClient::Read(std::string_view signature,
                                                                 std::string_view output_types,
-                                                                std::vector<AbiValue> args) {
+                                                                std::vector<AbiValue> args, bool fresh) {
     auto call = common::EncodeCall(signature, args);
     if (!call.ok()) return MakeError(ErrorKind::Internal, "abi_encode_failed", call.error().message);
-    auto out = m_reader.Call(m_contract, *call);
+    auto out = fresh ? m_reader.CallUncached(m_contract, *call) : m_reader.Call(m_contract, *call);
     if (!out.ok()) return out.error();
     if (out->reverted) return MapContractRevert(out->data);
     auto types = common::ParseAbiTypeList(output_types);
@@ -253,8 +253,8 @@ common::Result<Receipt> AccountConfigClient::Write(std::string_view signature, s
     if (!call.ok()) return MakeError(ErrorKind::Internal, "abi_encode_failed", call.error().message);
     CallOutcome revert;
     auto receipt = m_sender->Send(m_contract, *call, &revert);
-    // Whatever happened, what we cached may now be stale.
-    m_cache.InvalidateAll();
+    // Whatever happened, what any worker cached may now be stale.
+    m_cache.InvalidateEverywhere();
     if (!receipt.ok()) {
         if (revert.reverted) return MapContractRevert(revert.data);
         return receipt.error();
@@ -265,7 +265,7 @@ common::Result<Receipt> AccountConfigClient::Write(std::string_view signature, s
 // ---- reads ----
 
 common::Result<KeyInfo> AccountConfigClient::ResolveKey(const Uint256& key_hash) {
-    auto v = Read("resolveKey(uint256)", "uint256,bool,bool", {U(key_hash)});
+    auto v = Read("resolveKey(uint256)", "uint256,bool,bool", {U(key_hash)}, /*fresh=*/true);
     if (!v.ok()) return v.error();
     return KeyInfo{(*v)[0].word, (*v)[1].boolean, (*v)[2].boolean};
 }

@@ -90,6 +90,8 @@ public:
     AccountConfigClient(const common::Address20& contract, CachedReader& reader, ReadCache& cache, TxSender* sender);
 
     // --- reads (cached briefly) ---
+    // Never cached: a revoked or expired key must stop working on the very next request, on every
+    // worker, whether it was removed through us or straight on the contract.
     common::Result<KeyInfo> ResolveKey(const common::Uint256& key_hash);
     common::Result<bool> CanExecute(const common::Uint256& key_hash, const common::Hash32& cid_hash,
                                     const common::Address20& pkp);
@@ -151,7 +153,7 @@ public:
 
 private:
     common::Result<std::vector<common::AbiValue>> Read(std::string_view signature, std::string_view output_types,
-                                                       std::vector<common::AbiValue> args);
+                                                       std::vector<common::AbiValue> args, bool fresh = false);
     common::Result<Receipt> Write(std::string_view signature, std::vector<common::AbiValue> args);
 
     common::Address20 m_contract;

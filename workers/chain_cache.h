@@ -1,6 +1,7 @@
 // Brief cache of contract reads, invalidated by our own writes and by the contract's events.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -22,12 +23,23 @@ class ReadCache {
 public:
     ReadCache(std::chrono::milliseconds ttl, std::size_t max_entries);
 
+    // Shares an invalidation counter with the other workers (the scoreboard's ChainEpoch): when it
+    // moves, this cache is dropped. Without one, only this process's writes and events invalidate.
+    void ShareEpoch(std::atomic<std::uint64_t>* epoch) { m_shared_epoch = epoch; }
+
+    // The epoch to pass to Put for a value read from the chain after this call.
+    std::uint64_t Epoch();
     std::optional<common::Bytes> Get(const std::string& key, SteadyTime now);
-    void Put(const std::string& key, common::Bytes value, SteadyTime now);
+    // Stores `value` unless the epoch moved since `read_epoch` (the value may predate a write).
+    void Put(const std::string& key, common::Bytes value, SteadyTime now, std::uint64_t read_epoch);
+    // Drops this process's entries (an event seen, a node failure).
     void InvalidateAll() { m_entries.clear(); }
+    // Drops every worker's entries: call after our own write has been mined.
+    void InvalidateEverywhere();
     std::size_t size() const { return m_entries.size(); }
 
 private:
+    void SyncEpoch();
     struct Entry {
         common::Bytes value;
         SteadyTime expires;
@@ -35,6 +47,8 @@ private:
     std::chrono::milliseconds m_ttl;
     std::size_t m_max_entries;
     std::unordered_map<std::string, Entry> m_entries;
+    std::atomic<std::uint64_t>* m_shared_epoch = nullptr;
+    std::uint64_t m_seen_epoch = 0;
 };
 
 // Polls the contract's logs at most once per `interval` and drops the whole cache when any new log
@@ -67,6 +81,8 @@ public:
 
     // Reverts are returned (reverted = true) but never cached.
     common::Result<CallOutcome> Call(const common::Address20& to, common::ByteView data);
+    // Straight to the node: for checks whose staleness would be a security hole (key validity).
+    common::Result<CallOutcome> CallUncached(const common::Address20& to, common::ByteView data);
 
 private:
     EthClient& m_eth;

@@ -15,7 +15,7 @@ common::Error NoChain() {
 }  // namespace
 
 common::Result<std::unique_ptr<Service>> Service::Create(const common::Config& config, KeydClient* keyd,
-                                                         std::uint32_t slot) {
+                                                         std::uint32_t slot, std::atomic<std::uint64_t>* shared_epoch) {
     std::unique_ptr<Service> s(new Service());
     s->m_keyd = keyd;
     s->m_slot = slot;
@@ -41,6 +41,7 @@ common::Result<std::unique_ptr<Service>> Service::Create(const common::Config& c
     s->m_rpc = std::make_unique<RpcClient>(MakeCurlTransport(rpc), rpc);
     s->m_eth = std::make_unique<EthClient>(*s->m_rpc);
     s->m_cache = std::make_unique<ReadCache>(std::chrono::milliseconds(config.GetInt("chain", "cache_ttl_ms")), 4096);
+    s->m_cache->ShareEpoch(shared_epoch);
     s->m_watcher = std::make_unique<ContractWatcher>(*s->m_eth, s->m_contract, *s->m_cache,
                                                      std::chrono::milliseconds(config.GetInt("chain", "event_poll_ms")));
     s->m_reader = std::make_unique<CachedReader>(*s->m_eth, *s->m_cache, s->m_watcher.get());

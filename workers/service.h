@@ -25,8 +25,11 @@ public:
     // `slot` is this worker's scoreboard slot: it picks the API payer wallet, so no two live workers
     // ever share a nonce sequence. Nothing here talks to the network: keyd and the node may come up
     // later. Errors: InvalidInput "invalid_config" naming the key.
+    // `shared_epoch` (the scoreboard's ChainEpoch, may be null) makes a write through any worker
+    // drop every worker's cached reads.
     static common::Result<std::unique_ptr<Service>> Create(const common::Config& config, KeydClient* keyd,
-                                                           std::uint32_t slot);
+                                                           std::uint32_t slot,
+                                                           std::atomic<std::uint64_t>* shared_epoch = nullptr);
 
     // The contract client, with relayed writes enabled once this slot's payer is known from keyd.
     // Errors: Unavailable "chain_not_configured", or keyd's errors while fetching the payer address.
