@@ -15,7 +15,9 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
+#include "workers/api.h"
 #include "workers/fcgi_server.h"
+#include "workers/service.h"
 #include "workers/router.h"
 #include "workers/system_routes.h"
 
@@ -117,6 +119,14 @@ int main(int argc, char** argv) {
     workers::Router router;
     workers::AddSystemRoutes(router, {SIGIL_VERSION, scoreboard ? &*scoreboard : nullptr,
                                       config->GetString("worker", "dstack_socket"), keyd ? &*keyd : nullptr});
+    // The management API: the chain stack with this slot's own payer wallet (DESIGN.md section 7).
+    auto service = workers::Service::Create(*config, keyd ? &*keyd : nullptr, slot,
+                                            scoreboard ? &scoreboard->ChainEpoch() : nullptr);
+    if (!service.ok()) {
+        common::LogError(service.error().message);
+        return kExitConfig;
+    }
+    workers::AddApiRoutes(router, **service);
     if (config->GetBool("worker", "test_routes")) {
         common::LogWarn("test_routes enabled: /core/v1/test/* is served");
         workers::AddTestRoutes(router);

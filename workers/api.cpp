@@ -1,0 +1,16 @@
+#include "workers/api.h"
+
+namespace sigil::workers {
+
+HttpResponse SuccessResponse() { return JsonResponse(200, R"({"success":true})"); }
+
+void AddApiRoutes(Router& router, Service& service) {
+    router.SetAuthenticator(MakeAuthenticator(service));
+    AddAccountRoutes(router, service);
+    AddWalletRoutes(router, service);
+    AddGroupRoutes(router, service);
+    AddActionRoutes(router, service);
+    AddConfigRoutes(router, service);
+}
+
+}  // namespace sigil::workers

@@ -1,0 +1,28 @@
+// The management API under /core/v1 (spec "Endpoints", DESIGN.md section 4): one Add*Routes per
+// resource file, all registered on the router by AddApiRoutes, which also installs API-key auth.
+#pragma once
+
+#include <string>
+
+#include "common/result.h"
+#include "workers/auth.h"
+#include "workers/router.h"
+#include "workers/service.h"
+
+namespace sigil::workers {
+
+void AddApiRoutes(Router& router, Service& service);
+
+void AddAccountRoutes(Router& router, Service& service);  // api_accounts.cpp: accounts and usage keys
+void AddWalletRoutes(Router& router, Service& service);   // api_wallets.cpp: PKPs and group membership
+void AddGroupRoutes(Router& router, Service& service);    // api_groups.cpp: groups
+void AddActionRoutes(Router& router, Service& service);   // api_actions.cpp: actions and CIDs
+void AddConfigRoutes(Router& router, Service& service);   // api_config.cpp: public configuration, OpenAPI
+
+// The caller an authenticated route's handler runs for.
+inline const Caller& CallerOf(const RequestContext& ctx) { return std::any_cast<const Caller&>(ctx.auth); }
+
+// {"success":true}: the answer of every write without other data.
+HttpResponse SuccessResponse();
+
+}  // namespace sigil::workers

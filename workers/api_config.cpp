@@ -1,0 +1,154 @@
+// Public configuration (chain, payers, action limits) and the OpenAPI document of the route table.
+#include <cstdint>
+#include <memory>
+
+#include "common/hex.h"
+#include "workers/api.h"
+#include "workers/openapi.h"
+
+namespace sigil::workers {
+namespace {
+
+using common::ErrorKind;
+using common::MakeError;
+
+// DESIGN.md section 5 defaults. The sandbox enforces them; this endpoint only tells clients, so a
+// client can refuse an oversized action before sending it. Keep in step with the sandbox's limits.
+constexpr std::uint64_t ACTION_TIMEOUT_MS = 30000;
+constexpr std::uint64_t ACTION_MEMORY_LIMIT_BYTES = 64ull << 20;
+constexpr std::uint64_t ACTION_MAX_CODE_BYTES = 16ull << 20;
+constexpr std::uint64_t ACTION_MAX_JS_PARAMS_BYTES = 64ull << 10;
+constexpr std::uint64_t ACTION_MAX_RESPONSE_BYTES = 100ull << 10;
+constexpr std::uint64_t ACTION_MAX_CONSOLE_LOG_BYTES = 100ull << 10;
+constexpr std::uint64_t ACTION_MAX_FETCH_COUNT = 50;
+constexpr std::uint64_t ACTION_MAX_KEY_REQUESTS = 10;
+
+struct KnownChain {
+    std::uint64_t id;
+    const char* name;
+    const char* token;
+    bool testnet;
+};
+
+// Names for the chains a deployment is likely to use; any other id is reported as "chain-<id>".
+constexpr KnownChain kKnownChains[] = {
+    {1, "ethereum", "ETH", false},          {10, "optimism", "ETH", false},
+    {8453, "base", "ETH", false},           {42161, "arbitrum", "ETH", false},
+    {11155111, "sepolia", "ETH", true},     {84532, "base-sepolia", "ETH", true},
+    {421614, "arbitrum-sepolia", "ETH", true}, {31337, "anvil", "ETH", true},
+};
+
+std::string AddressJson(const common::Address20& a) { return JsonQuote(common::HexEncode(a, true)); }
+
+common::Error NoChain() {
+    return MakeError(ErrorKind::Unavailable, "chain_not_configured", "this instance has no chain configured");
+}
+
+common::Result<HttpResponse> NodeChainConfig(Service& service) {
+    if (!service.HasChain()) return NoChain();
+    const std::uint64_t id = service.ChainId();
+    std::string name = "chain-" + std::to_string(id);
+    std::string token = "ETH";
+    bool testnet = false;
+    for (const auto& c : kKnownChains) {
+        if (c.id == id) {
+            name = c.name;
+            token = c.token;
+            testnet = c.testnet;
+        }
+    }
+    // Never the RPC URL: it may carry a provider credential, and clients bring their own node.
+    return JsonResponse(200, "{\"chain_name\":" + JsonQuote(name) + ",\"chain_id\":" + std::to_string(id) +
+                                 ",\"is_evm\":true,\"testnet\":" + (testnet ? "true" : "false") +
+                                 ",\"token\":" + JsonQuote(token) +
+                                 ",\"contract_address\":" + AddressJson(service.ContractAddress()) + "}");
+}
+
+common::Result<HttpResponse> ApiPayers(Service& service) {
+    auto reader = service.Reader();
+    if (!reader.ok()) return reader.error();
+    auto payers = (*reader)->GetApiPayers();
+    if (!payers.ok()) return payers.error();
+    std::string body = "[";
+    for (std::size_t i = 0; i < payers->size(); ++i) body += (i ? "," : "") + AddressJson((*payers)[i]);
+    return JsonResponse(200, body + "]");
+}
+
+common::Result<HttpResponse> AdminApiPayer(Service& service) {
+    auto reader = service.Reader();
+    if (!reader.ok()) return reader.error();
+    auto admin = (*reader)->AdminPayer();
+    if (!admin.ok()) return admin.error();
+    return JsonResponse(200, AddressJson(*admin));
+}
+
+HttpResponse ActionClientConfig() {
+    return JsonResponse(200, "{\"timeout_ms\":" + std::to_string(ACTION_TIMEOUT_MS) +
+                                 ",\"memory_limit_bytes\":" + std::to_string(ACTION_MEMORY_LIMIT_BYTES) +
+                                 ",\"max_code_bytes\":" + std::to_string(ACTION_MAX_CODE_BYTES) +
+                                 ",\"max_js_params_bytes\":" + std::to_string(ACTION_MAX_JS_PARAMS_BYTES) +
+                                 ",\"max_response_bytes\":" + std::to_string(ACTION_MAX_RESPONSE_BYTES) +
+                                 ",\"max_console_log_bytes\":" + std::to_string(ACTION_MAX_CONSOLE_LOG_BYTES) +
+                                 ",\"max_fetch_count\":" + std::to_string(ACTION_MAX_FETCH_COUNT) +
+                                 ",\"max_key_requests\":" + std::to_string(ACTION_MAX_KEY_REQUESTS) + "}");
+}
+
+constexpr const char* kAddress = R"({"type":"string","pattern":"^0x[0-9a-f]{40}$"})";
+
+constexpr const char* kChainConfigSchema =
+    R"({"type":"object","required":["chain_name","chain_id","is_evm","testnet","token","contract_address"],)"
+    R"("properties":{"chain_name":{"type":"string"},"chain_id":{"type":"integer","minimum":1},)"
+    R"("is_evm":{"type":"boolean"},"testnet":{"type":"boolean"},"token":{"type":"string"},)"
+    R"("contract_address":{"type":"string","pattern":"^0x[0-9a-f]{40}$","description":"AccountConfig contract"}}})";
+
+constexpr const char* kActionConfigSchema =
+    R"({"type":"object","required":["timeout_ms","memory_limit_bytes","max_code_bytes","max_js_params_bytes",)"
+    R"("max_response_bytes","max_console_log_bytes","max_fetch_count","max_key_requests"],"properties":{)"
+    R"("timeout_ms":{"type":"integer","description":"wall-clock limit of one run"},)"
+    R"("memory_limit_bytes":{"type":"integer","description":"sandbox heap limit"},)"
+    R"("max_code_bytes":{"type":"integer","description":"largest action source"},)"
+    R"("max_js_params_bytes":{"type":"integer","description":"largest serialized js_params"},)"
+    R"("max_response_bytes":{"type":"integer","description":"largest serialized response"},)"
+    R"("max_console_log_bytes":{"type":"integer","description":"console output kept per run"},)"
+    R"("max_fetch_count":{"type":"integer","description":"fetch calls per run"},)"
+    R"("max_key_requests":{"type":"integer","description":"key operations (sign, encrypt...) per run"}}})";
+
+constexpr const char* kOpenApiSchema =
+    R"({"type":"object","required":["openapi","info","paths"],"properties":{"openapi":{"type":"string"},)"
+    R"("info":{"type":"object"},"paths":{"type":"object"},"components":{"type":"object"}}})";
+
+}  // namespace
+
+void AddConfigRoutes(Router& router, Service& service) {
+    router.Add({"GET", "/core/v1/get_node_chain_config", AuthRequirement::None, BodyKind::None,
+                [&service](RequestContext&) { return NodeChainConfig(service); },
+                "Chain id and AccountConfig contract address (never the RPC URL)", "configuration", "",
+                kChainConfigSchema});
+    router.Add({"GET", "/core/v1/get_api_payers", AuthRequirement::None, BodyKind::None,
+                [&service](RequestContext&) { return ApiPayers(service); },
+                "Addresses of the API payer wallets that relay writes", "configuration", "",
+                std::string(R"({"type":"array","items":)") + kAddress + "}"});
+    router.Add({"GET", "/core/v1/get_admin_api_payer", AuthRequirement::None, BodyKind::None,
+                [&service](RequestContext&) { return AdminApiPayer(service); },
+                "Address of the admin payer wallet", "configuration", "", kAddress});
+    router.Add({"GET", "/core/v1/get_action_client_config", AuthRequirement::None, BodyKind::None,
+                [](RequestContext&) -> common::Result<HttpResponse> { return ActionClientConfig(); },
+                "Limits every action run is held to", "configuration", "", kActionConfigSchema});
+
+    // Generated at the first request, not here: routes registered after this call (test routes,
+    // later resources) must appear too. Workers are single-threaded, so the cache needs no lock.
+    auto cached = std::make_shared<std::string>();
+    router.Add({"GET", "/core/v1/openapi.json", AuthRequirement::None, BodyKind::None,
+                [&router, cached](RequestContext&) -> common::Result<HttpResponse> {
+                    if (cached->empty()) {
+                        auto doc = GenerateOpenApi(router.routes(),
+                                                   {"Sigil", "v1", "Account-scoped secure action execution service"});
+                        if (!doc.ok()) return doc.error();
+                        *cached = std::move(doc).value();
+                    }
+                    return JsonResponse(200, *cached);
+                },
+                "This OpenAPI 3 document", "system", "", kOpenApiSchema});
+}
+
+}  // namespace sigil::workers
