@@ -3,11 +3,13 @@
 # for 127.0.0.1 and PREFIX/nginx.conf from nginx/sigil.conf.template, listening on 127.0.0.1:PORT.
 # Every path nginx uses (pid, logs, temp dirs) is inside PREFIX. Start it with:
 #   nginx -p PREFIX -c PREFIX/nginx.conf -g 'daemon off;'
-# Usage: render-dev.sh PREFIX PORT SOCKET EVIDENCE_DIR [MAX_BODY_BYTES] [READ_TIMEOUT_S]
+# Usage: render-dev.sh PREFIX PORT SOCKET EVIDENCE_DIR [MAX_BODY_BYTES] [READ_TIMEOUT_S] [NODE_MODULES]
+# NODE_MODULES (default: node_modules next to this script's parent directory, i.e. the repository's)
+# must hold swagger-ui-dist (npm ci); /core/v1/swagger-ui/ serves it with nginx/swagger-ui/index.html.
 set -euo pipefail
 
-if [[ $# -lt 4 || $# -gt 6 ]]; then
-    echo "usage: $0 PREFIX PORT SOCKET EVIDENCE_DIR [MAX_BODY_BYTES=1048576] [READ_TIMEOUT_S=75]" >&2
+if [[ $# -lt 4 || $# -gt 7 ]]; then
+    echo "usage: $0 PREFIX PORT SOCKET EVIDENCE_DIR [MAX_BODY_BYTES=1048576] [READ_TIMEOUT_S=75] [NODE_MODULES]" >&2
     exit 64
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -17,15 +19,21 @@ socket=$(realpath -m "$3")
 evidence=$(realpath -m "$4")
 max_body=${5:-1048576}
 read_timeout=${6:-75}
+swagger_dist=$(realpath -m "${7:-$here/../node_modules}/swagger-ui-dist")
+swagger_page=$here/swagger-ui
 
 [[ $port =~ ^[0-9]+$ && $port -ge 1 && $port -le 65535 ]] || { echo "bad PORT: $port" >&2; exit 64; }
 [[ $max_body =~ ^[0-9]+$ && $read_timeout =~ ^[0-9]+$ ]] || { echo "bad MAX_BODY_BYTES or READ_TIMEOUT_S" >&2; exit 64; }
-for p in "$prefix" "$socket" "$evidence"; do
+for p in "$prefix" "$socket" "$evidence" "$swagger_dist" "$swagger_page"; do
     # Paths go into nginx.conf verbatim: refuse anything that could break out of a directive.
     [[ $p =~ ^[A-Za-z0-9_./-]+$ ]] || { echo "unsupported characters in path: $p" >&2; exit 64; }
 done
 
 mkdir -p "$prefix"/{logs,tmp,tls} "$evidence" "$(dirname "$socket")"
+if [[ ! -f $swagger_dist/swagger-ui-bundle.js ]]; then
+    # Not fatal: the API works without its documentation page, which then answers 404.
+    echo "warning: $swagger_dist has no swagger-ui-bundle.js (run npm ci); /core/v1/swagger-ui/ will 404" >&2
+fi
 if [[ ! -s $prefix/tls/cert.pem || ! -s $prefix/tls/key.pem ]]; then
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
         -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
@@ -41,7 +49,7 @@ if [[ $(id -u) -eq 0 ]]; then
     user_line="user nobody $group;"
     chmod 0755 "$prefix"
     chmod -R a+rX "$evidence"
-    for p in "$(dirname "$socket")" "$evidence"; do
+    for p in "$(dirname "$socket")" "$evidence" "$swagger_dist" "$swagger_page"; do
         if ! setpriv --reuid=nobody --regid="$group" --clear-groups test -x "$p" 2>/dev/null; then
             echo "warning: user nobody cannot reach $p; nginx workers will fail on it (check every parent directory's x bit)" >&2
         fi
@@ -51,6 +59,7 @@ fi
 sed -e "s|@PREFIX@|$prefix|g" -e "s|@USER_LINE@|$user_line|g" -e "s|@LISTEN@|127.0.0.1:$port|g" \
     -e "s|@CERT@|$prefix/tls/cert.pem|g" -e "s|@KEY@|$prefix/tls/key.pem|g" -e "s|@SOCKET@|$socket|g" \
     -e "s|@EVIDENCE_DIR@|$evidence|g" -e "s|@MAX_BODY_BYTES@|$max_body|g" -e "s|@READ_TIMEOUT@|$read_timeout|g" \
+    -e "s|@SWAGGER_UI_DIST@|$swagger_dist|g" -e "s|@SWAGGER_UI_PAGE@|$swagger_page|g" \
     "$here/sigil.conf.template" > "$prefix/nginx.conf"
 if grep -q '@[A-Z_]*@' "$prefix/nginx.conf"; then
     echo "unrendered placeholder left in $prefix/nginx.conf" >&2
