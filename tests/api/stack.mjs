@@ -1,0 +1,336 @@
+// Shared fixture of the API tests (not a test): starts the whole Sigil stack the way scripts/start
+// does (keyd's payers, anvil with AccountConfig via scripts/devchain.mjs, sigil-keyd,
+// sigil-supervisor with its workers, nginx with a self-signed certificate) on free loopback ports
+// under a temporary directory, and talks HTTPS to it.
+//
+//   const stack = await startStack({workers});   // waits for /health 200
+//   stack.url, stack.rpcUrl, stack.chainId, stack.contract, stack.home
+//   await stack.request(method, path, {key, bearer, body, rawBody, contentType, headers, query})
+//     -> {status, headers, json, text}   (path relative to /core/v1 unless it starts with '/core' or
+//                                         is '/health'; json is null when the body is not JSON)
+//   await stack.stop()                           // stops everything, also after a failed start
+//
+// Environment: SIGIL_BUILD_DIR (default <repo>/build), SIGIL_SOURCE_DIR (default <repo>).
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, chmodSync, writeFileSync, appendFileSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import https from 'node:https';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import assert from 'node:assert/strict';
+
+export const SOURCE_DIR = process.env.SIGIL_SOURCE_DIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const BUILD_DIR = process.env.SIGIL_BUILD_DIR ?? join(SOURCE_DIR, 'build');
+const require = createRequire(join(SOURCE_DIR, 'package.json'));
+export const { ethers } = require('ethers');
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.on('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => res(port));
+    });
+  });
+}
+
+// Every child of every stack, so a crashing test process still kills them on exit.
+const liveChildren = new Set();
+// anvil is devchain's child: a SIGKILLed devchain would leave it behind, so it is listed by pid.
+const livePids = new Set();
+process.on('exit', () => {
+  for (const c of liveChildren) {
+    try { c.kill('SIGKILL'); } catch { /* already gone */ }
+  }
+  for (const pid of livePids) {
+    try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+  }
+});
+
+function launch(name, cmd, args, logFile, env = process.env) {
+  const out = logFile ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'ignore', 'ignore'];
+  const child = spawn(cmd, args, { stdio: out, env });
+  child.name = name;
+  child.exited = false;
+  child.exitPromise = new Promise((r) => child.on('exit', (code, signal) => {
+    child.exited = true;
+    child.exitInfo = signal ?? code;
+    liveChildren.delete(child);
+    r();
+  }));
+  if (logFile) {
+    const sink = (d) => appendFileSync(logFile, d);
+    child.stdout.on('data', sink);
+    child.stderr.on('data', sink);
+  }
+  liveChildren.add(child);
+  return child;
+}
+
+async function stopChild(child, graceMs = 5000) {
+  if (!child || child.exited) return;
+  try { child.kill('SIGTERM'); } catch { /* gone */ }
+  const t = setTimeout(() => { try { child.kill('SIGKILL'); } catch { /* gone */ } }, graceMs);
+  await child.exitPromise;
+  clearTimeout(t);
+}
+
+function tail(file, n = 20) {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-n).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/// Sends one HTTPS request. Returns {status, headers, json, text}.
+export function httpsRequest(agent, url, method, { headers = {}, body = null } = {}) {
+  return new Promise((res, rej) => {
+    const req = https.request(url, { method, agent, headers, rejectUnauthorized: false }, (resp) => {
+      const chunks = [];
+      resp.on('data', (d) => chunks.push(d));
+      resp.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json = null;
+        try { json = JSON.parse(text); } catch { json = null; }
+        res({ status: resp.statusCode, headers: resp.headers, json, text });
+      });
+      resp.on('error', rej);
+    });
+    req.on('error', rej);
+    req.setTimeout(60000, () => req.destroy(new Error(`timeout: ${method} ${url}`)));
+    if (body !== null) req.write(body);
+    req.end();
+  });
+}
+
+/// Starts the stack. Options: workers (default 2).
+export async function startStack({ workers = 2, testRoutes = false } = {}) {
+  const home = mkdtempSync('/tmp/sigil-apitest-');
+  // nginx's workers run as nobody when we are root: the socket folder must be reachable.
+  chmodSync(home, 0o755);
+  const logs = join(home, 'logs');
+  const run = join(home, 'run');
+  mkdirSync(logs);
+  mkdirSync(join(home, 'keyd'), { mode: 0o700 });
+  mkdirSync(run, { mode: 0o755 });
+  mkdirSync(join(run, 'evidence'));
+  mkdirSync(join(run, 'keyd'), { mode: 0o700 });
+  chmodSync(run, 0o755);
+
+  const children = [];
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 32, rejectUnauthorized: false });
+  let stopped = false;
+  let anvilPid = null;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    agent.destroy();
+    for (let i = children.length - 1; i >= 0; i--) await stopChild(children[i]);
+    // devchain stops anvil on SIGTERM; forget the pid only then (pids are reused).
+    if (anvilPid) livePids.delete(anvilPid);
+    if (!process.env.SIGIL_KEEP_STACK) rmSync(home, { recursive: true, force: true });
+  };
+
+  try {
+    const keydBin = join(BUILD_DIR, 'keyd/sigil-keyd');
+    const supervisorBin = join(BUILD_DIR, 'bin/sigil-supervisor');
+    for (const f of [keydBin, supervisorBin, join(BUILD_DIR, 'contracts/AccountConfig.abi.json')]) {
+      if (!existsSync(f)) throw new Error(`missing ${f}: build sigil-keyd sigil-supervisor sigil-worker contracts first`);
+    }
+    // 1. keyd's payer wallets (3 x workers + 2 scoreboard slots, as scripts/start).
+    const payers = 3 * workers + 2;
+    const rootKey = join(home, 'keyd/root.key');
+    const payersJson = JSON.parse(execFileSync(keydBin,
+      ['--print-payers', '--root-key-file', rootKey, '--payers', String(payers)],
+      { stdio: ['ignore', 'pipe', 'pipe'] }).toString());
+
+    // 2. anvil with AccountConfig deployed and the payers registered and funded.
+    const chainFile = join(home, 'chain.json');
+    children.push(launch('devchain', process.execPath, [join(SOURCE_DIR, 'scripts/devchain.mjs'), 'start',
+      '--config', chainFile, '--build-dir', BUILD_DIR, '--api-payers', payersJson.api_payers.join(','),
+      '--admin-payer', payersJson.admin_payer], join(logs, 'devchain.log')));
+    for (let i = 0; i < 600 && !existsSync(chainFile); i++) {
+      if (children[0].exited) break;
+      await sleep(50);
+    }
+    if (!existsSync(chainFile)) throw new Error(`the dev chain did not come up:\n${tail(join(logs, 'devchain.log'))}`);
+    const chain = JSON.parse(readFileSync(chainFile, 'utf8'));
+    anvilPid = chain.anvil_pid ?? null;
+    if (anvilPid) livePids.add(anvilPid);
+
+    // 3. keyd.
+    const keydSocket = join(run, 'keyd/keyd.sock');
+    children.push(launch('keyd', keydBin, ['--socket', keydSocket, '--root-key-file', rootKey,
+      '--allowed-uid', String(process.getuid()), '--chain-id', String(chain.chain_id),
+      '--contract', chain.contract_address, '--payers', String(payers)], join(logs, 'keyd.log')));
+
+    // 4. supervisor and workers.
+    const fcgiSocket = join(run, 'fcgi.sock');
+    const conf = join(home, 'sigil.conf');
+    writeFileSync(conf, [
+      '[supervisor]', `socket_path = ${fcgiSocket}`, 'socket_mode = 0666', `workers = ${workers}`, '',
+      '[worker]', 'max_body_bytes = 1048576', `test_routes = ${testRoutes}`, '',
+      '[chain]', `rpc_url = ${chain.rpc_url}`, `contract_address = ${chain.contract_address}`,
+      `chain_id = ${chain.chain_id}`, '',
+      '[keyd]', `socket_path = ${keydSocket}`, '',
+    ].join('\n'));
+    children.push(launch('supervisor', supervisorBin, ['-c', conf], join(logs, 'supervisor.log')));
+
+    // 5. nginx.
+    const port = await freePort();
+    const prefix = join(home, 'nginx');
+    execFileSync(join(SOURCE_DIR, 'nginx/render-dev.sh'), [prefix, String(port), fcgiSocket, join(run, 'evidence')],
+      { stdio: ['ignore', 'ignore', 'pipe'] });
+    children.push(launch('nginx', 'nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'],
+      join(logs, 'nginx.log')));
+
+    const url = `https://127.0.0.1:${port}`;
+    let healthy = false;
+    for (let i = 0; i < 300 && !healthy; i++) {
+      const dead = children.find((c) => c.exited);
+      if (dead) throw new Error(`${dead.name} exited (${dead.exitInfo}) during start-up:\n${tail(join(logs, dead.name + '.log'))}`);
+      try {
+        const r = await httpsRequest(agent, `${url}/health`, 'GET');
+        healthy = r.status === 200;
+      } catch { /* not listening yet */ }
+      if (!healthy) await sleep(100);
+    }
+    if (!healthy) throw new Error(`/health did not answer 200:\n${tail(join(logs, 'supervisor.log'))}`);
+
+    const request = (method, path, opts = {}) => {
+      const { key, bearer, body, rawBody, contentType, headers = {}, query } = opts;
+      let full = path.startsWith('/core') || path === '/health' || path.startsWith('/evidences') ? path
+        : `/core/v1${path.startsWith('/') ? '' : '/'}${path}`;
+      if (query) {
+        const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)])).toString();
+        full += (full.includes('?') ? '&' : '?') + qs;
+      }
+      const h = { ...headers };
+      if (key !== undefined) h['X-Api-Key'] = key;
+      if (bearer !== undefined) h.Authorization = `Bearer ${bearer}`;
+      let payload = null;
+      if (rawBody !== undefined) payload = Buffer.isBuffer(rawBody) ? rawBody : Buffer.from(rawBody);
+      else if (body !== undefined) payload = Buffer.from(JSON.stringify(body));
+      if (payload !== null) {
+        if (contentType !== null) h['Content-Type'] = contentType ?? 'application/json';
+        h['Content-Length'] = String(payload.length);
+      } else if (method === 'POST') {
+        h['Content-Length'] = '0';
+      }
+      return httpsRequest(agent, url + full, method, { headers: h, body: payload });
+    };
+
+    return {
+      url, home, logs, agent, request, stop,
+      rpcUrl: chain.rpc_url,
+      chainId: chain.chain_id,
+      contract: chain.contract_address,
+      apiPayers: chain.api_payers,
+      adminPayer: chain.admin_payer,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers shared by the test files.
+
+export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+export const HASH32 = /^0x[0-9a-f]{64}$/;
+export const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/// keccak256(utf8(s)) as 0x + 64 hex: an API key's hash, or a hashed CID.
+export const keccakText = (s) => ethers.keccak256(ethers.toUtf8Bytes(s));
+
+/// Asserts a JSON error body {"error":{"code","message"}} with this status (and code, if given).
+export function assertError(res, status, code, context = '') {
+  const where = `${context} -> ${res.status} ${res.text.slice(0, 300)}`;
+  assert.equal(res.status, status, `status ${where}`);
+  assert.ok(res.json && typeof res.json === 'object' && res.json.error && typeof res.json.error === 'object',
+    `JSON error body ${where}`);
+  assert.equal(typeof res.json.error.code, 'string', `error.code ${where}`);
+  assert.match(res.json.error.code, /^[a-z][a-z0-9_]*$/, `snake_case code ${where}`);
+  assert.equal(typeof res.json.error.message, 'string', `error.message ${where}`);
+  assert.ok(res.json.error.message.length > 0, `non-empty message ${where}`);
+  if (code !== undefined) assert.equal(res.json.error.code, code, `error code ${where}`);
+}
+
+/// Asserts 200 {"success": true, ...} and returns the JSON.
+export function assertSuccess(res, context = '') {
+  assert.equal(res.status, 200, `${context} -> ${res.status} ${res.text.slice(0, 300)}`);
+  assert.equal(res.json?.success, true, `${context}: success true -> ${res.text.slice(0, 300)}`);
+  return res.json;
+}
+
+/// Asserts 200 and returns the JSON.
+export function assertOk(res, context = '') {
+  assert.equal(res.status, 200, `${context} -> ${res.status} ${res.text.slice(0, 300)}`);
+  return res.json;
+}
+
+/// Creates an API-mode account; returns {api_key, wallet_address}.
+export async function newAccount(stack, name = 'test account') {
+  const r = await stack.request('POST', 'new_account', { body: { account_name: name, account_description: 'api tests' } });
+  const j = assertOk(r, 'new_account');
+  assert.equal(typeof j.api_key, 'string');
+  assert.match(j.wallet_address, ADDRESS);
+  return j;
+}
+
+/// The seven permission fields, all off, overridden by `p`.
+export function perms(p = {}) {
+  return {
+    can_create_groups: false, can_delete_groups: false, can_create_pkps: false,
+    manage_ipfs_ids_in_groups: [], add_pkp_to_groups: [], remove_pkp_from_groups: [], execute_in_groups: [],
+    ...p,
+  };
+}
+
+/// Adds a usage key with the owner key; returns the key string.
+export async function addUsageKey(stack, ownerKey, p = {}, name = 'usage', description = 'a usage key') {
+  const r = await stack.request('POST', 'add_usage_api_key', { key: ownerKey, body: { name, description, ...perms(p) } });
+  const j = assertSuccess(r, 'add_usage_api_key');
+  assert.equal(typeof j.usage_api_key, 'string');
+  return j.usage_api_key;
+}
+
+/// Adds a group; returns its id as a decimal string.
+export async function addGroup(stack, key, name = 'group', extra = {}) {
+  const r = await stack.request('POST', 'add_group', {
+    key, body: { group_name: name, group_description: `${name} description`, pkp_ids_permitted: [], cid_hashes_permitted: [], ...extra },
+  });
+  const j = assertSuccess(r, 'add_group');
+  assert.match(j.group_id, /^[1-9][0-9]*$/);
+  return j.group_id;
+}
+
+/// Creates a wallet (PKP); returns its address.
+export async function createWallet(stack, key) {
+  const r = await stack.request('GET', 'create_wallet', { key });
+  const j = assertOk(r, 'create_wallet');
+  assert.match(j.wallet_address, ADDRESS);
+  return j.wallet_address;
+}
+
+/// Polls fn() until it returns a truthy value or timeoutMs passes; returns the last value.
+export async function eventually(fn, timeoutMs = 5000, stepMs = 100) {
+  const deadline = Date.now() + timeoutMs;
+  let v;
+  for (;;) {
+    v = await fn();
+    if (v || Date.now() > deadline) return v;
+    await sleep(stepMs);
+  }
+}
+
+/// Reads the compiled AccountConfig ABI.
+export function accountConfigAbi() {
+  return JSON.parse(readFileSync(join(BUILD_DIR, 'contracts/AccountConfig.abi.json'), 'utf8'));
+}
