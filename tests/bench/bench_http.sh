@@ -10,6 +10,8 @@
 #   SIGIL_BENCH_NGINX_SED      a sed script applied to the rendered nginx.conf before start
 #   SIGIL_LOG_LEVEL            passed to supervisor and workers (info logs one line per request)
 set -euo pipefail
+# shellcheck source=../integration/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
 
 if [[ $# -lt 1 || $# -gt 4 ]]; then
     echo "usage: $0 BUILD_DIR [DURATION_S=10] [CONNECTIONS=16] [WORKERS=4]" >&2
@@ -65,16 +67,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
-free_port() {
-    local p
-    for _ in $(seq 100); do
-        p=$((20000 + RANDOM % 40000))
-        if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo "$p"; return; fi
-    done
-    fail "no free port"
-}
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 

@@ -4,6 +4,8 @@
 # worker reconnects by itself and /health is 200 again.
 # Usage: keyd_restart_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 build=$(realpath "$1")
 src=$(realpath "$2")
@@ -35,16 +37,6 @@ cleanup() {
     exit $rc
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-pass() { echo "ok: $*"; }
-free_port() {
-    local p
-    for _ in $(seq 100); do
-        p=$((20000 + RANDOM % 40000))
-        if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo "$p"; return; fi
-    done
-    fail "no free port"
-}
 
 port=$(free_port)
 base=https://127.0.0.1:$port

@@ -4,6 +4,8 @@
 # without failed requests, and a clean SIGTERM stop.
 # Usage: service_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 build=$(realpath "$1")
 src=$(realpath "$2")
@@ -42,20 +44,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL: $*"; exit 1; }
-pass() { echo "ok: $*"; }
 
-free_port() {
-    local p
-    for _ in $(seq 100); do
-        p=$((20000 + RANDOM % 40000))
-        if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo "$p"; return; fi
-    done
-    fail "no free port"
-}
 
-# JSON field from a file, via node (always present: the project's tooling uses it).
-jget() { node -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); const v=process.argv[2].split(".").reduce((o,k)=>o==null?o:o[k], j); console.log(typeof v==="object"?JSON.stringify(v):String(v))' "$1" "$2"; }
 
 port=$(free_port)
 base=https://127.0.0.1:$port
@@ -201,6 +191,11 @@ wait_pool
 after=$(workers | tr '\n' ' ')
 [[ $before != "$after" ]] || fail "SIGHUP did not replace the workers"
 grep -q 'reloading: generation 3' "$work/supervisor.log" || fail "second reload not logged"
+# --- recycling: 90 requests over 2 workers means one of them serves at least 45 > max_requests (40)
+for i in $(seq 90); do
+    c=$(curl -sk --max-time 10 -o /dev/null -w '%{http_code}' "$base/core/v1/version") || c=000
+    [[ $c == 200 ]] || fail "request $i while workers recycle: $c"
+done
 grep -q 'exiting for recycling' "$work/supervisor.log" || fail "no worker recycled after max_requests"
 pass "SIGHUP x2 under load (120 requests, 0 failed), workers replaced; max_requests recycling seen"
 
