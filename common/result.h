@@ -64,6 +64,12 @@ inline Status Success() { return Ok{}; }
 
 }  // namespace sigil::common
 
+// Declares `var` as the Result of `expr` and returns its error from the enclosing function when it
+// failed; afterwards `*var` / `var->` is the value. A statement at block level only.
+#define SIGIL_TRY(var, expr) \
+    auto var = (expr);       \
+    if (!var.ok()) return var.error()
+
 // Propagate an error from an expression returning Result<...>; evaluates to nothing.
 #define SIGIL_TRY_STATUS(expr)                       \
     do {                                             \

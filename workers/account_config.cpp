@@ -123,8 +123,7 @@ Hash32 WordHash(const AbiValue& v) {
 common::Result<std::vector<std::uint64_t>> IdList(const AbiValue& v) {
     std::vector<std::uint64_t> out;
     for (const auto& item : v.items) {
-        auto n = Small(item);
-        if (!n.ok()) return n.error();
+        SIGIL_TRY(n, Small(item));
         out.push_back(*n);
     }
     return out;
@@ -134,8 +133,7 @@ common::Result<UsageKeyRecord> ToUsageKey(const AbiValue& t) {
     if (t.items.size() != 12) return BadReturn();
     UsageKeyRecord r;
     r.key_hash = t.items[0].word;
-    auto exp = Small(t.items[1]);
-    if (!exp.ok()) return exp.error();
+    SIGIL_TRY(exp, Small(t.items[1]));
     r.expiration = *exp;
     r.balance = t.items[2].word;
     r.name = t.items[3].AsString();
@@ -146,8 +144,7 @@ common::Result<UsageKeyRecord> ToUsageKey(const AbiValue& t) {
     std::vector<std::uint64_t>* lists[] = {&r.permissions.manage_ipfs_ids_in_groups, &r.permissions.add_pkp_to_groups,
                                           &r.permissions.remove_pkp_from_groups, &r.permissions.execute_in_groups};
     for (int i = 0; i < 4; ++i) {
-        auto ids = IdList(t.items[8 + i]);
-        if (!ids.ok()) return ids.error();
+        SIGIL_TRY(ids, IdList(t.items[8 + i]));
         *lists[i] = std::move(ids).value();
     }
     return r;
@@ -156,8 +153,7 @@ common::Result<UsageKeyRecord> ToUsageKey(const AbiValue& t) {
 common::Result<GroupRecord> ToGroup(const AbiValue& t) {
     if (t.items.size() != 5) return BadReturn();
     GroupRecord g;
-    auto id = Small(t.items[0]);
-    if (!id.ok()) return id.error();
+    SIGIL_TRY(id, Small(t.items[0]));
     g.id = *id;
     g.name = t.items[1].AsString();
     g.description = t.items[2].AsString();
@@ -180,8 +176,7 @@ template <typename T, typename F>
 common::Result<std::vector<T>> MapList(const AbiValue& array, F convert) {
     std::vector<T> out;
     for (const auto& item : array.items) {
-        auto r = convert(item);
-        if (!r.ok()) return r.error();
+        SIGIL_TRY(r, convert(item));
         out.push_back(std::move(r).value());
     }
     return out;
@@ -237,8 +232,7 @@ common::Result<std::vector<AbiValue>> AccountConfigClient::Read(std::string_view
                                                                 std::vector<AbiValue> args, bool fresh) {
     auto call = common::EncodeCall(signature, args);
     if (!call.ok()) return MakeError(ErrorKind::Internal, "abi_encode_failed", call.error().message);
-    auto out = fresh ? m_reader.CallUncached(m_contract, *call) : m_reader.Call(m_contract, *call);
-    if (!out.ok()) return out.error();
+    SIGIL_TRY(out, fresh ? m_reader.CallUncached(m_contract, *call) : m_reader.Call(m_contract, *call));
     if (out->reverted) return MapContractRevert(out->data);
     auto types = common::ParseAbiTypeList(output_types);
     if (!types.ok()) return MakeError(ErrorKind::Internal, "abi_bad_type", types.error().message);
@@ -265,15 +259,13 @@ common::Result<Receipt> AccountConfigClient::Write(std::string_view signature, s
 // ---- reads ----
 
 common::Result<KeyInfo> AccountConfigClient::ResolveKey(const Uint256& key_hash) {
-    auto v = Read("resolveKey(uint256)", "uint256,bool,bool", {U(key_hash)}, /*fresh=*/true);
-    if (!v.ok()) return v.error();
+    SIGIL_TRY(v, Read("resolveKey(uint256)", "uint256,bool,bool", {U(key_hash)}, /*fresh=*/true));
     return KeyInfo{(*v)[0].word, (*v)[1].boolean, (*v)[2].boolean};
 }
 
 common::Result<bool> AccountConfigClient::CanExecute(const Uint256& key_hash, const Hash32& cid_hash,
                                                      const Address20& pkp) {
-    auto v = Read("canExecute(uint256,bytes32,address)", "bool", {U(key_hash), B32(cid_hash), AbiValue::Address(pkp)});
-    if (!v.ok()) return v.error();
+    SIGIL_TRY(v, Read("canExecute(uint256,bytes32,address)", "bool", {U(key_hash), B32(cid_hash), AbiValue::Address(pkp)}));
     return (*v)[0].boolean;
 }
 
@@ -285,20 +277,17 @@ common::Result<bool> AccountConfigClient::KeyHasScope(const Uint256& key_hash, S
 }
 
 common::Result<AccountInfo> AccountConfigClient::GetAccount(const Uint256& account_hash) {
-    auto v = Read("getAccount(uint256)", "address,bool,bool", {U(account_hash)});
-    if (!v.ok()) return v.error();
+    SIGIL_TRY(v, Read("getAccount(uint256)", "address,bool,bool", {U(account_hash)}));
     return AccountInfo{(*v)[0].address, (*v)[1].boolean, (*v)[2].boolean};
 }
 
 common::Result<UsageKeyRecord> AccountConfigClient::GetUsageKey(const Uint256& account_hash, const Uint256& key_hash) {
-    auto v = Read("getUsageKey(uint256,uint256)", USAGE_KEY_TUPLE, {U(account_hash), U(key_hash)});
-    if (!v.ok()) return v.error();
+    SIGIL_TRY(v, Read("getUsageKey(uint256,uint256)", USAGE_KEY_TUPLE, {U(account_hash), U(key_hash)}));
     return ToUsageKey((*v)[0]);
 }
 
 common::Result<GroupRecord> AccountConfigClient::GetGroup(const Uint256& account_hash, std::uint64_t group_id) {
-    auto v = Read("getGroup(uint256,uint256)", GROUP_TUPLE, {U(account_hash), U64(group_id)});
-    if (!v.ok()) return v.error();
+    SIGIL_TRY(v, Read("getGroup(uint256,uint256)", GROUP_TUPLE, {U(account_hash), U64(group_id)}));
     return ToGroup((*v)[0]);
 }
 
@@ -347,16 +336,14 @@ common::Result<std::vector<ActionRecord>> AccountConfigClient::ListActionsInGrou
 }
 
 common::Result<std::vector<Address20>> AccountConfigClient::GetApiPayers() {
-    auto v = Read("getApiPayers()", "address[]", {});
-    if (!v.ok()) return v.error();
+    SIGIL_TRY(v, Read("getApiPayers()", "address[]", {}));
     std::vector<Address20> out;
     for (const auto& a : (*v)[0].items) out.push_back(a.address);
     return out;
 }
 
 common::Result<Address20> AccountConfigClient::AdminPayer() {
-    auto v = Read("adminPayer()", "address", {});
-    if (!v.ok()) return v.error();
+    SIGIL_TRY(v, Read("adminPayer()", "address", {}));
     return (*v)[0].address;
 }
 

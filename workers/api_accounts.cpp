@@ -61,20 +61,13 @@ std::string IdArray(const std::vector<std::uint64_t>& ids) {
 // so an update replaces every permission the way the spec says.
 Result<Permissions> ReadPermissions(const JsonBody& body) {
     Permissions p;
-    auto create_groups = body.Bool("can_create_groups", false);
-    if (!create_groups.ok()) return create_groups.error();
-    auto delete_groups = body.Bool("can_delete_groups", false);
-    if (!delete_groups.ok()) return delete_groups.error();
-    auto create_pkps = body.Bool("can_create_pkps", false);
-    if (!create_pkps.ok()) return create_pkps.error();
-    auto manage = body.GroupIdList("manage_ipfs_ids_in_groups");
-    if (!manage.ok()) return manage.error();
-    auto add_pkp = body.GroupIdList("add_pkp_to_groups");
-    if (!add_pkp.ok()) return add_pkp.error();
-    auto remove_pkp = body.GroupIdList("remove_pkp_from_groups");
-    if (!remove_pkp.ok()) return remove_pkp.error();
-    auto execute = body.GroupIdList("execute_in_groups");
-    if (!execute.ok()) return execute.error();
+    SIGIL_TRY(create_groups, body.Bool("can_create_groups", false));
+    SIGIL_TRY(delete_groups, body.Bool("can_delete_groups", false));
+    SIGIL_TRY(create_pkps, body.Bool("can_create_pkps", false));
+    SIGIL_TRY(manage, body.GroupIdList("manage_ipfs_ids_in_groups"));
+    SIGIL_TRY(add_pkp, body.GroupIdList("add_pkp_to_groups"));
+    SIGIL_TRY(remove_pkp, body.GroupIdList("remove_pkp_from_groups"));
+    SIGIL_TRY(execute, body.GroupIdList("execute_in_groups"));
     p.can_create_groups = *create_groups;
     p.can_delete_groups = *delete_groups;
     p.can_create_pkps = *create_pkps;
@@ -89,8 +82,7 @@ Result<Permissions> ReadPermissions(const JsonBody& body) {
 // contract would treat its hash as "owner" and never as a usage key, so no request on it can mean
 // anything sensible (and a 400 is clearer than the contract's conflict).
 Result<Uint256> ReadUsageKeyHash(const JsonBody& body, const Caller& caller) {
-    auto key = body.String("usage_api_key", MAX_API_KEY_LENGTH);
-    if (!key.ok()) return key.error();
+    SIGIL_TRY(key, body.String("usage_api_key", MAX_API_KEY_LENGTH));
     if (key->empty()) {
         return MakeError(ErrorKind::InvalidInput, "invalid_usage_api_key", "usage_api_key must not be empty");
     }
@@ -123,14 +115,12 @@ std::string UsageKeyItem(const UsageKeyRecord& k) {
 Result<HttpResponse> NewAccount(Service& service, RequestContext& ctx) {
     if (ctx.json != nullptr) {
         // The contract keeps no account metadata: the fields are checked, then dropped.
-        auto body = JsonBody::From(ctx.json);
-        if (!body.ok()) return body.error();
+        SIGIL_TRY(body, JsonBody::From(ctx.json));
         if (auto r = body->String("account_name", MAX_NAME_BYTES, false); !r.ok()) return r.error();
         if (auto r = body->String("account_description", MAX_DESCRIPTION_BYTES, false); !r.ok()) return r.error();
         if (auto r = body->String("email", MAX_NAME_BYTES, false); !r.ok()) return r.error();
     }
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(contract, service.Contract());
     common::Address20 wallet{};
     const DrawnKey key = DrawAccountKey(&wallet);
     if (auto st = (*contract)->NewAccount(key.hash, wallet); !st.ok()) return st.error();
@@ -145,30 +135,21 @@ Result<HttpResponse> AccountExists(Service& service, RequestContext& ctx) {
         if (key.error().code == "invalid_api_key") return JsonResponse(200, "false");
         return key.error();
     }
-    auto reader = service.Reader();
-    if (!reader.ok()) return reader.error();
-    auto info = (*reader)->ResolveKey(ApiKeyHash(*key));
-    if (!info.ok()) return info.error();
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(info, (*reader)->ResolveKey(ApiKeyHash(*key)));
     return JsonResponse(200, info->valid ? "true" : "false");
 }
 
 Result<HttpResponse> AddUsageKey(Service& service, RequestContext& ctx) {
     const Caller& caller = CallerOf(ctx);
-    auto body = JsonBody::From(ctx.json);
-    if (!body.ok()) return body.error();
-    auto name = body->String("name", MAX_NAME_BYTES, false);
-    if (!name.ok()) return name.error();
-    auto description = body->String("description", MAX_DESCRIPTION_BYTES, false);
-    if (!description.ok()) return description.error();
-    auto expiration = body->U64("expiration");
-    if (!expiration.ok()) return expiration.error();
-    auto balance = body->U64("balance");
-    if (!balance.ok()) return balance.error();
-    auto permissions = ReadPermissions(*body);
-    if (!permissions.ok()) return permissions.error();
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(name, body->String("name", MAX_NAME_BYTES, false));
+    SIGIL_TRY(description, body->String("description", MAX_DESCRIPTION_BYTES, false));
+    SIGIL_TRY(expiration, body->U64("expiration"));
+    SIGIL_TRY(balance, body->U64("balance"));
+    SIGIL_TRY(permissions, ReadPermissions(*body));
 
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(contract, service.Contract());
     const DrawnKey key = DrawUsageKey();
     auto st = (*contract)->SetUsageApiKey(caller.account_hash, caller.key_hash, key.hash, *expiration,
                                           Uint256::FromUint64(*balance), *name, *description, *permissions);
@@ -178,28 +159,19 @@ Result<HttpResponse> AddUsageKey(Service& service, RequestContext& ctx) {
 
 Result<HttpResponse> UpdateUsageKey(Service& service, RequestContext& ctx) {
     const Caller& caller = CallerOf(ctx);
-    auto body = JsonBody::From(ctx.json);
-    if (!body.ok()) return body.error();
-    auto key_hash = ReadUsageKeyHash(*body, caller);
-    if (!key_hash.ok()) return key_hash.error();
-    auto permissions = ReadPermissions(*body);
-    if (!permissions.ok()) return permissions.error();
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(key_hash, ReadUsageKeyHash(*body, caller));
+    SIGIL_TRY(permissions, ReadPermissions(*body));
     // Validated now, applied below only when sent (the rest comes from the current record).
-    auto name = body->String("name", MAX_NAME_BYTES, false);
-    if (!name.ok()) return name.error();
-    auto description = body->String("description", MAX_DESCRIPTION_BYTES, false);
-    if (!description.ok()) return description.error();
-    auto expiration = body->U64("expiration");
-    if (!expiration.ok()) return expiration.error();
-    auto balance = body->U64("balance");
-    if (!balance.ok()) return balance.error();
+    SIGIL_TRY(name, body->String("name", MAX_NAME_BYTES, false));
+    SIGIL_TRY(description, body->String("description", MAX_DESCRIPTION_BYTES, false));
+    SIGIL_TRY(expiration, body->U64("expiration"));
+    SIGIL_TRY(balance, body->U64("balance"));
 
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(contract, service.Contract());
     // setUsageApiKey would create an unknown key: read it first so an update never adds one
     // (404 unknown_key for keys of other accounts too, without saying they exist).
-    auto current = (*contract)->GetUsageKey(caller.account_hash, *key_hash);
-    if (!current.ok()) return current.error();
+    SIGIL_TRY(current, (*contract)->GetUsageKey(caller.account_hash, *key_hash));
     auto st = (*contract)->SetUsageApiKey(
         caller.account_hash, caller.key_hash, *key_hash, body->Has("expiration") ? *expiration : current->expiration,
         body->Has("balance") ? Uint256::FromUint64(*balance) : current->balance,
@@ -211,16 +183,11 @@ Result<HttpResponse> UpdateUsageKey(Service& service, RequestContext& ctx) {
 
 Result<HttpResponse> UpdateUsageKeyMetadata(Service& service, RequestContext& ctx) {
     const Caller& caller = CallerOf(ctx);
-    auto body = JsonBody::From(ctx.json);
-    if (!body.ok()) return body.error();
-    auto key_hash = ReadUsageKeyHash(*body, caller);
-    if (!key_hash.ok()) return key_hash.error();
-    auto name = body->String("name", MAX_NAME_BYTES);
-    if (!name.ok()) return name.error();
-    auto description = body->String("description", MAX_DESCRIPTION_BYTES);
-    if (!description.ok()) return description.error();
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(key_hash, ReadUsageKeyHash(*body, caller));
+    SIGIL_TRY(name, body->String("name", MAX_NAME_BYTES));
+    SIGIL_TRY(description, body->String("description", MAX_DESCRIPTION_BYTES));
+    SIGIL_TRY(contract, service.Contract());
     auto st = (*contract)->UpdateUsageApiKeyMetadata(caller.account_hash, caller.key_hash, *key_hash, *name,
                                                      *description);
     if (!st.ok()) return st.error();
@@ -229,25 +196,18 @@ Result<HttpResponse> UpdateUsageKeyMetadata(Service& service, RequestContext& ct
 
 Result<HttpResponse> RemoveUsageKey(Service& service, RequestContext& ctx) {
     const Caller& caller = CallerOf(ctx);
-    auto body = JsonBody::From(ctx.json);
-    if (!body.ok()) return body.error();
-    auto key_hash = ReadUsageKeyHash(*body, caller);
-    if (!key_hash.ok()) return key_hash.error();
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
-    auto st = (*contract)->RemoveUsageApiKey(caller.account_hash, caller.key_hash, *key_hash);
-    if (!st.ok()) return st.error();
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(key_hash, ReadUsageKeyHash(*body, caller));
+    SIGIL_TRY(contract, service.Contract());
+    SIGIL_TRY(st, (*contract)->RemoveUsageApiKey(caller.account_hash, caller.key_hash, *key_hash));
     return SuccessResponse();
 }
 
 Result<HttpResponse> ListApiKeys(Service& service, RequestContext& ctx) {
     const Caller& caller = CallerOf(ctx);
-    auto page = ParsePage(ctx.request);
-    if (!page.ok()) return page.error();
-    auto reader = service.Reader();
-    if (!reader.ok()) return reader.error();
-    auto keys = (*reader)->ListUsageKeys(caller.account_hash, *page);
-    if (!keys.ok()) return keys.error();
+    SIGIL_TRY(page, ParsePage(ctx.request));
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(keys, (*reader)->ListUsageKeys(caller.account_hash, *page));
     std::string out = "[";
     for (std::size_t i = 0; i < keys->size(); ++i) {
         if (i != 0) out += ',';

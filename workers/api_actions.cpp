@@ -24,34 +24,24 @@ HttpResponse SuccessWithHash(const common::Hash32& h) {
 }
 
 common::Result<HttpResponse> AddAction(Service& service, RequestContext& ctx) {
-    auto body = JsonBody::From(ctx.json);
-    if (!body.ok()) return body.error();
-    auto cid = body->RawCid("action_ipfs_cid");
-    if (!cid.ok()) return cid.error();
-    auto name = body->String("name", MAX_NAME_BYTES);
-    if (!name.ok()) return name.error();
-    auto description = body->String("description", MAX_DESCRIPTION_BYTES);
-    if (!description.ok()) return description.error();
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(cid, body->RawCid("action_ipfs_cid"));
+    SIGIL_TRY(name, body->String("name", MAX_NAME_BYTES));
+    SIGIL_TRY(description, body->String("description", MAX_DESCRIPTION_BYTES));
 
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(contract, service.Contract());
     const Caller& caller = CallerOf(ctx);
     SIGIL_TRY_STATUS((*contract)->AddAction(caller.account_hash, caller.key_hash, cid->second, *name, *description));
     return SuccessWithHash(cid->second);
 }
 
 common::Result<HttpResponse> UpdateActionMetadata(Service& service, RequestContext& ctx) {
-    auto body = JsonBody::From(ctx.json);
-    if (!body.ok()) return body.error();
-    auto hash = body->HashedCid("hashed_cid");
-    if (!hash.ok()) return hash.error();
-    auto name = body->String("name", MAX_NAME_BYTES);
-    if (!name.ok()) return name.error();
-    auto description = body->String("description", MAX_DESCRIPTION_BYTES);
-    if (!description.ok()) return description.error();
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(hash, body->HashedCid("hashed_cid"));
+    SIGIL_TRY(name, body->String("name", MAX_NAME_BYTES));
+    SIGIL_TRY(description, body->String("description", MAX_DESCRIPTION_BYTES));
 
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(contract, service.Contract());
     const Caller& caller = CallerOf(ctx);
     SIGIL_TRY_STATUS(
         (*contract)->UpdateActionMetadata(caller.account_hash, caller.key_hash, *hash, *name, *description));
@@ -59,55 +49,41 @@ common::Result<HttpResponse> UpdateActionMetadata(Service& service, RequestConte
 }
 
 common::Result<HttpResponse> DeleteAction(Service& service, RequestContext& ctx) {
-    auto body = JsonBody::From(ctx.json);
-    if (!body.ok()) return body.error();
-    auto hash = body->HashedCid("hashed_cid");
-    if (!hash.ok()) return hash.error();
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(hash, body->HashedCid("hashed_cid"));
 
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(contract, service.Contract());
     const Caller& caller = CallerOf(ctx);
     SIGIL_TRY_STATUS((*contract)->DeleteAction(caller.account_hash, caller.key_hash, *hash));
     return SuccessResponse();
 }
 
 common::Result<HttpResponse> AddActionToGroup(Service& service, RequestContext& ctx) {
-    auto body = JsonBody::From(ctx.json);
-    if (!body.ok()) return body.error();
-    auto group_id = body->GroupId("group_id");
-    if (!group_id.ok()) return group_id.error();
-    auto cid = body->RawCid("action_ipfs_cid");
-    if (!cid.ok()) return cid.error();
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(group_id, body->GroupId("group_id"));
+    SIGIL_TRY(cid, body->RawCid("action_ipfs_cid"));
 
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(contract, service.Contract());
     const Caller& caller = CallerOf(ctx);
     SIGIL_TRY_STATUS((*contract)->AddActionToGroup(caller.account_hash, caller.key_hash, *group_id, cid->second));
     return SuccessWithHash(cid->second);
 }
 
 common::Result<HttpResponse> RemoveActionFromGroup(Service& service, RequestContext& ctx) {
-    auto body = JsonBody::From(ctx.json);
-    if (!body.ok()) return body.error();
-    auto group_id = body->GroupId("group_id");
-    if (!group_id.ok()) return group_id.error();
-    auto hash = body->HashedCid("hashed_cid");
-    if (!hash.ok()) return hash.error();
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(group_id, body->GroupId("group_id"));
+    SIGIL_TRY(hash, body->HashedCid("hashed_cid"));
 
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(contract, service.Contract());
     const Caller& caller = CallerOf(ctx);
     SIGIL_TRY_STATUS((*contract)->RemoveActionFromGroup(caller.account_hash, caller.key_hash, *group_id, *hash));
     return SuccessResponse();
 }
 
 common::Result<HttpResponse> ListActions(Service& service, RequestContext& ctx) {
-    auto group_id = QueryGroupId(ctx.request, false);
-    if (!group_id.ok()) return group_id.error();
-    auto page = ParsePage(ctx.request);
-    if (!page.ok()) return page.error();
-    auto reader = service.Reader();
-    if (!reader.ok()) return reader.error();
+    SIGIL_TRY(group_id, QueryGroupId(ctx.request, false));
+    SIGIL_TRY(page, ParsePage(ctx.request));
+    SIGIL_TRY(reader, service.Reader());
     const auto& account = CallerOf(ctx).account_hash;
     auto actions = group_id->has_value() ? (*reader)->ListActionsInGroup(account, **group_id, *page)
                                          : (*reader)->ListActions(account, *page);

@@ -65,20 +65,16 @@ common::Result<HttpResponse> NodeChainConfig(Service& service) {
 }
 
 common::Result<HttpResponse> ApiPayers(Service& service) {
-    auto reader = service.Reader();
-    if (!reader.ok()) return reader.error();
-    auto payers = (*reader)->GetApiPayers();
-    if (!payers.ok()) return payers.error();
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(payers, (*reader)->GetApiPayers());
     std::string body = "[";
     for (std::size_t i = 0; i < payers->size(); ++i) body += (i ? "," : "") + AddressJson((*payers)[i]);
     return JsonResponse(200, body + "]");
 }
 
 common::Result<HttpResponse> AdminApiPayer(Service& service) {
-    auto reader = service.Reader();
-    if (!reader.ok()) return reader.error();
-    auto admin = (*reader)->AdminPayer();
-    if (!admin.ok()) return admin.error();
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(admin, (*reader)->AdminPayer());
     return JsonResponse(200, AddressJson(*admin));
 }
 

@@ -26,49 +26,34 @@ std::string HashList(const std::vector<common::Hash32>& hashes) {
 }
 
 common::Result<HttpResponse> AddGroup(Service& service, RequestContext& ctx) {
-    auto body = JsonBody::From(ctx.json);
-    if (!body.ok()) return body.error();
-    auto name = body->String("group_name", MAX_NAME_BYTES);
-    if (!name.ok()) return name.error();
-    auto description = body->String("group_description", MAX_DESCRIPTION_BYTES);
-    if (!description.ok()) return description.error();
-    auto pkps = body->AddressList("pkp_ids_permitted");
-    if (!pkps.ok()) return pkps.error();
-    auto cids = body->HashedCidList("cid_hashes_permitted");
-    if (!cids.ok()) return cids.error();
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(name, body->String("group_name", MAX_NAME_BYTES));
+    SIGIL_TRY(description, body->String("group_description", MAX_DESCRIPTION_BYTES));
+    SIGIL_TRY(pkps, body->AddressList("pkp_ids_permitted"));
+    SIGIL_TRY(cids, body->HashedCidList("cid_hashes_permitted"));
 
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(contract, service.Contract());
     const Caller& caller = CallerOf(ctx);
-    auto id = (*contract)->AddGroup(caller.account_hash, caller.key_hash, *name, *description, *pkps, *cids);
-    if (!id.ok()) return id.error();
+    SIGIL_TRY(id, (*contract)->AddGroup(caller.account_hash, caller.key_hash, *name, *description, *pkps, *cids));
     return JsonResponse(200, "{\"success\":true,\"group_id\":\"" + std::to_string(*id) + "\"}");
 }
 
 common::Result<HttpResponse> UpdateGroup(Service& service, RequestContext& ctx) {
-    auto body = JsonBody::From(ctx.json);
-    if (!body.ok()) return body.error();
-    auto group_id = body->GroupId("group_id");
-    if (!group_id.ok()) return group_id.error();
-    auto name = body->String("name", MAX_NAME_BYTES);
-    if (!name.ok()) return name.error();
-    auto description = body->String("description", MAX_DESCRIPTION_BYTES);
-    if (!description.ok()) return description.error();
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(group_id, body->GroupId("group_id"));
+    SIGIL_TRY(name, body->String("name", MAX_NAME_BYTES));
+    SIGIL_TRY(description, body->String("description", MAX_DESCRIPTION_BYTES));
     const bool has_pkps = body->Has("pkp_ids_permitted");
     const bool has_cids = body->Has("cid_hashes_permitted");
-    auto pkps = body->AddressList("pkp_ids_permitted");
-    if (!pkps.ok()) return pkps.error();
-    auto cids = body->HashedCidList("cid_hashes_permitted");
-    if (!cids.ok()) return cids.error();
+    SIGIL_TRY(pkps, body->AddressList("pkp_ids_permitted"));
+    SIGIL_TRY(cids, body->HashedCidList("cid_hashes_permitted"));
 
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(contract, service.Contract());
     const Caller& caller = CallerOf(ctx);
     // The contract replaces both sets. An omitted list means "unchanged", never "empty": a client
     // renaming a group must not silently strip its PKPs and actions. Sending [] empties it.
     if (!has_pkps || !has_cids) {
-        auto current = (*contract)->GetGroup(caller.account_hash, *group_id);
-        if (!current.ok()) return current.error();
+        SIGIL_TRY(current, (*contract)->GetGroup(caller.account_hash, *group_id));
         if (!has_pkps) *pkps = current->pkps;
         if (!has_cids) *cids = current->cid_hashes;
     }
@@ -78,25 +63,19 @@ common::Result<HttpResponse> UpdateGroup(Service& service, RequestContext& ctx) 
 }
 
 common::Result<HttpResponse> RemoveGroup(Service& service, RequestContext& ctx) {
-    auto body = JsonBody::From(ctx.json);
-    if (!body.ok()) return body.error();
-    auto group_id = body->GroupId("group_id");
-    if (!group_id.ok()) return group_id.error();
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(group_id, body->GroupId("group_id"));
 
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(contract, service.Contract());
     const Caller& caller = CallerOf(ctx);
     SIGIL_TRY_STATUS((*contract)->RemoveGroup(caller.account_hash, caller.key_hash, *group_id));
     return SuccessResponse();
 }
 
 common::Result<HttpResponse> ListGroups(Service& service, RequestContext& ctx) {
-    auto page = ParsePage(ctx.request);
-    if (!page.ok()) return page.error();
-    auto reader = service.Reader();
-    if (!reader.ok()) return reader.error();
-    auto groups = (*reader)->ListGroups(CallerOf(ctx).account_hash, *page);
-    if (!groups.ok()) return groups.error();
+    SIGIL_TRY(page, ParsePage(ctx.request));
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(groups, (*reader)->ListGroups(CallerOf(ctx).account_hash, *page));
     std::string out = "[";
     for (std::size_t i = 0; i < groups->size(); ++i) {
         const auto& g = (*groups)[i];

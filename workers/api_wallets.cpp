@@ -41,12 +41,9 @@ Result<HttpResponse> CreateWallet(Service& service, RequestContext& ctx) {
     std::string name;
     std::string description;
     if (ctx.json != nullptr) {
-        auto body = JsonBody::From(ctx.json);
-        if (!body.ok()) return body.error();
-        auto n = body->String("name", MAX_NAME_BYTES, false);
-        if (!n.ok()) return n.error();
-        auto d = body->String("description", MAX_DESCRIPTION_BYTES, false);
-        if (!d.ok()) return d.error();
+        SIGIL_TRY(body, JsonBody::From(ctx.json));
+        SIGIL_TRY(n, body->String("name", MAX_NAME_BYTES, false));
+        SIGIL_TRY(d, body->String("description", MAX_DESCRIPTION_BYTES, false));
         name = std::move(n).value();
         description = std::move(d).value();
     }
@@ -54,19 +51,15 @@ Result<HttpResponse> CreateWallet(Service& service, RequestContext& ctx) {
     if (keyd == nullptr) {
         return MakeError(ErrorKind::Unavailable, "keyd_not_configured", "this instance has no key service");
     }
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(contract, service.Contract());
     // The contract enforces pkp:create at registration; asking first spares keyd a derivation (and
     // the key space an orphan path) for every refused usage key.
     if (!caller.is_owner) {
-        auto allowed = (*contract)->KeyHasScope(caller.key_hash, Scope::CreatePkps, 0);
-        if (!allowed.ok()) return allowed.error();
+        SIGIL_TRY(allowed, (*contract)->KeyHasScope(caller.key_hash, Scope::CreatePkps, 0));
         if (!*allowed) return MakeError(ErrorKind::Forbidden, "missing_scope", "the key lacks the pkp:create scope");
     }
-    auto path = keyd->MintPath();
-    if (!path.ok()) return path.error();
-    auto pub = keyd->GetPkpPublic(common::PkpRef{caller.account_hash.Word(), *path});
-    if (!pub.ok()) return pub.error();
+    SIGIL_TRY(path, keyd->MintPath());
+    SIGIL_TRY(pub, keyd->GetPkpPublic(common::PkpRef{caller.account_hash.Word(), *path}));
     const Uint256 path_value = Uint256::FromWord(*path);
     auto st = (*contract)->RegisterWalletDerivation(caller.account_hash, caller.key_hash, pub->address, path_value,
                                                     name, description);
@@ -79,14 +72,10 @@ Result<HttpResponse> CreateWallet(Service& service, RequestContext& ctx) {
 template <bool kAdd>
 Result<HttpResponse> ChangeMembership(Service& service, RequestContext& ctx) {
     const Caller& caller = CallerOf(ctx);
-    auto body = JsonBody::From(ctx.json);
-    if (!body.ok()) return body.error();
-    auto group_id = body->GroupId("group_id");
-    if (!group_id.ok()) return group_id.error();
-    auto pkp = body->Address("pkp_id");
-    if (!pkp.ok()) return pkp.error();
-    auto contract = service.Contract();
-    if (!contract.ok()) return contract.error();
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(group_id, body->GroupId("group_id"));
+    SIGIL_TRY(pkp, body->Address("pkp_id"));
+    SIGIL_TRY(contract, service.Contract());
     auto st = kAdd ? (*contract)->AddPkpToGroup(caller.account_hash, caller.key_hash, *group_id, *pkp)
                    : (*contract)->RemovePkpFromGroup(caller.account_hash, caller.key_hash, *group_id, *pkp);
     if (!st.ok()) return st.error();
@@ -95,25 +84,18 @@ Result<HttpResponse> ChangeMembership(Service& service, RequestContext& ctx) {
 
 Result<HttpResponse> ListWallets(Service& service, RequestContext& ctx) {
     const Caller& caller = CallerOf(ctx);
-    auto page = ParsePage(ctx.request);
-    if (!page.ok()) return page.error();
-    auto reader = service.Reader();
-    if (!reader.ok()) return reader.error();
-    auto wallets = (*reader)->ListWallets(caller.account_hash, *page);
-    if (!wallets.ok()) return wallets.error();
+    SIGIL_TRY(page, ParsePage(ctx.request));
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(wallets, (*reader)->ListWallets(caller.account_hash, *page));
     return WalletArray(*wallets);
 }
 
 Result<HttpResponse> ListWalletsInGroup(Service& service, RequestContext& ctx) {
     const Caller& caller = CallerOf(ctx);
-    auto group_id = QueryGroupId(ctx.request, true);
-    if (!group_id.ok()) return group_id.error();
-    auto page = ParsePage(ctx.request);
-    if (!page.ok()) return page.error();
-    auto reader = service.Reader();
-    if (!reader.ok()) return reader.error();
-    auto wallets = (*reader)->ListWalletsInGroup(caller.account_hash, **group_id, *page);
-    if (!wallets.ok()) return wallets.error();
+    SIGIL_TRY(group_id, QueryGroupId(ctx.request, true));
+    SIGIL_TRY(page, ParsePage(ctx.request));
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(wallets, (*reader)->ListWalletsInGroup(caller.account_hash, **group_id, *page));
     return WalletArray(*wallets);
 }
 
