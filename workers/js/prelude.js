@@ -1,0 +1,178 @@
+/*
+ * prelude.js: the action-side API, evaluated in each run's fresh heap after shims.js and before
+ * the action. It defines Sigil.Actions, the Lit.Actions / LitActions aliases, console and fetch
+ * on top of two natives the sandbox registers as globals beforehand:
+ *   __sigil_op(name, json_arg) -> json_result   one key, fetch or response operation; throws an
+ *                                                Error (message safe to show) when it fails
+ *   __sigil_log(text)                            appends one console line to the run's log
+ * Both are captured here and removed from the global object when configurable, so actions
+ * normally see only this API. Evaluation order in a run heap: natives, shims.js, prelude.js,
+ * then anything that freezes the built-ins (shims.js extends their prototypes).
+ * Every op is synchronous: values are returned directly, and `await` on them (lowered to a
+ * plain expression by the transpiler) works.
+ */
+(function (global) {
+    'use strict';
+
+    var nativeOp = global.__sigil_op;
+    var nativeLog = global.__sigil_log;
+    if (typeof nativeOp !== 'function' || typeof nativeLog !== 'function') {
+        throw new Error('prelude: __sigil_op and __sigil_log must be defined first');
+    }
+    // Hidden when the sandbox left them configurable; a sandbox that pins them
+    // (non-configurable) keeps them, which grants nothing this API does not.
+    ['__sigil_op', '__sigil_log'].forEach(function (name) {
+        var d = Object.getOwnPropertyDescriptor(global, name);
+        if (d && d.configurable) delete global[name];
+    });
+
+    // Byte arrays (Uint8Array, ArrayBuffer, Duktape buffers) travel as plain number arrays.
+    function IsBytes(v) {
+        return (typeof Uint8Array === 'function' && v instanceof Uint8Array) ||
+               (typeof ArrayBuffer === 'function' && v instanceof ArrayBuffer) ||
+               (typeof Duktape === 'object' && typeof v === 'buffer');
+    }
+    function BytesToArray(v) {
+        var view = typeof Uint8Array === 'function' ? new Uint8Array(v) : v;
+        var out = new Array(view.length);
+        for (var i = 0; i < view.length; i++) out[i] = view[i];
+        return out;
+    }
+    function Replacer(key, value) {
+        return IsBytes(value) ? BytesToArray(value) : value;
+    }
+
+    function Op(name, arg) {
+        var json = JSON.stringify(arg === undefined ? {} : arg, Replacer);
+        var result = nativeOp(name, json);
+        if (result === undefined || result === null || result === '') return undefined;
+        return JSON.parse(result);
+    }
+
+    function Bind(name) {
+        return function (arg) { return Op(name, arg); };
+    }
+
+    var SIGIL_OPS = [
+        'signEcdsa', 'signMessage', 'signTypedData', 'getPublicKey', 'getPrivateKey',
+        'encrypt', 'decrypt', 'getActionPrivateKey', 'getActionPublicKey',
+        'getActionWalletAddress', 'setResponse'
+    ];
+    var actions = {};
+    for (var i = 0; i < SIGIL_OPS.length; i++) actions[SIGIL_OPS[i]] = Bind(SIGIL_OPS[i]);
+
+    // The anchor's names, so existing actions run unmodified; the Sigil names work there too.
+    var LIT_ALIASES = {
+        Encrypt: 'encrypt',
+        Decrypt: 'decrypt',
+        getPrivateKey: 'getPrivateKey',
+        getLitActionPrivateKey: 'getActionPrivateKey',
+        getLitActionPublicKey: 'getActionPublicKey',
+        getLitActionWalletAddress: 'getActionWalletAddress',
+        setResponse: 'setResponse'
+    };
+    var litActions = {};
+    for (var name in actions) litActions[name] = actions[name];
+    for (var alias in LIT_ALIASES) litActions[alias] = actions[LIT_ALIASES[alias]];
+
+    global.Sigil = Object.freeze({ Actions: Object.freeze(actions) });
+    global.Lit = Object.freeze({ Actions: Object.freeze(litActions) });
+    global.LitActions = global.Lit.Actions;
+
+    // --- console: node-like formatting, one line per call ---------------------------------
+    function FormatValue(v) {
+        if (typeof v === 'string') return v;
+        if (v === undefined) return 'undefined';
+        if (typeof v === 'function') return '[Function: ' + (v.name || '(anonymous)') + ']';
+        if (v instanceof Error) return v.stack || String(v);
+        if (v !== null && typeof v === 'object') {
+            var tag = Object.prototype.toString.call(v);
+            if (tag === '[object Object]' || tag === '[object Array]' || IsBytes(v)) {
+                try {
+                    var json = JSON.stringify(v, Replacer);
+                    if (json !== undefined) return json;
+                } catch (e) {
+                    // Cycles and the like: fall through to String().
+                }
+            }
+        }
+        return String(v);
+    }
+    function MakeLogger(prefix) {
+        return function () {
+            var parts = [];
+            for (var i = 0; i < arguments.length; i++) parts.push(FormatValue(arguments[i]));
+            nativeLog(prefix + parts.join(' '));
+        };
+    }
+    global.console = {
+        log: MakeLogger(''),
+        info: MakeLogger(''),
+        debug: MakeLogger(''),
+        warn: MakeLogger(''),
+        error: MakeLogger('')
+    };
+
+    // --- fetch: through the worker, which applies the count, size, time and address limits --
+    function Headers(map) {
+        var lower = {};
+        for (var k in map) {
+            if (Object.prototype.hasOwnProperty.call(map, k)) lower[String(k).toLowerCase()] = String(map[k]);
+        }
+        this._map = lower;
+    }
+    Headers.prototype.get = function (name) {
+        var v = this._map[String(name).toLowerCase()];
+        return v === undefined ? null : v;
+    };
+    Headers.prototype.has = function (name) { return this.get(name) !== null; };
+    Headers.prototype.forEach = function (fn, self) {
+        for (var k in this._map) fn.call(self, this._map[k], k, this);
+    };
+    Headers.prototype.toJSON = function () { return this._map; };
+
+    function PlainHeaders(h) {
+        if (!h) return {};
+        if (h instanceof Headers) return h._map;
+        if (Array.isArray(h)) {
+            var out = {};
+            for (var i = 0; i < h.length; i++) out[h[i][0]] = String(h[i][1]);
+            return out;
+        }
+        return h;
+    }
+
+    global.fetch = function (input, init) {
+        init = init || {};
+        var url = typeof input === 'string' ? input : (input && input.url) || String(input);
+        var body = init.body;
+        if (body !== undefined && body !== null && typeof body !== 'string') {
+            body = IsBytes(body) ? BytesToArray(body) : String(body);
+        }
+        var reply = Op('fetch', {
+            url: url,
+            method: init.method ? String(init.method).toUpperCase() : 'GET',
+            headers: PlainHeaders(init.headers),
+            body: body === null ? undefined : body
+        }) || {};
+        var text = typeof reply.body === 'string' ? reply.body : '';
+        var status = reply.status | 0;
+        return {
+            url: reply.url || url,
+            status: status,
+            statusText: reply.statusText || '',
+            ok: status >= 200 && status <= 299,
+            headers: new Headers(reply.headers || {}),
+            text: function () { return text; },
+            json: function () { return JSON.parse(text); }
+        };
+    };
+
+    // Hook for the native ethers subset (DESIGN.md section 5): the sandbox defines `ethers`
+    // as a global after this prelude (or registers __sigil_ethers_install to have it done
+    // here with access to Op); nothing in this file depends on it.
+    if (typeof global.__sigil_ethers_install === 'function') {
+        global.ethers = global.__sigil_ethers_install(Op);
+        delete global.__sigil_ethers_install;
+    }
+})(this);

@@ -1,0 +1,296 @@
+/*
+ * shims.js: the ES2015+ library pieces the buble transpiler (and lowered action code) uses that
+ * Duktape 2.7 (ES5.1 plus a few ES2015 bits) lacks. Each shim is installed only when missing,
+ * is non-enumerable like the built-in it stands in for, and is written in plain ES5.1.
+ *
+ * Map/Set keep insertion order in an entry array; lookups go through a dictionary keyed by
+ * type + value for primitives and a hidden per-object id for objects, so the large tables buble
+ * builds at load (unicode property maps) stay O(1) per access.
+ */
+(function (global) {
+    'use strict';
+
+    function define(target, name, value) {
+        if (typeof target[name] !== 'undefined') return;
+        Object.defineProperty(target, name, {
+            value: value, writable: true, configurable: true, enumerable: false
+        });
+    }
+
+    // --- Object ---------------------------------------------------------------------------
+    define(Object, 'assign', function assign(target) {
+        if (target === null || target === undefined) {
+            throw new TypeError('Cannot convert undefined or null to object');
+        }
+        var to = Object(target);
+        for (var i = 1; i < arguments.length; i++) {
+            var source = arguments[i];
+            if (source === null || source === undefined) continue;
+            var keys = Object.keys(Object(source));
+            for (var k = 0; k < keys.length; k++) to[keys[k]] = source[keys[k]];
+        }
+        return to;
+    });
+    define(Object, 'entries', function entries(obj) {
+        return Object.keys(obj).map(function (k) { return [k, obj[k]]; });
+    });
+    define(Object, 'values', function values(obj) {
+        return Object.keys(obj).map(function (k) { return obj[k]; });
+    });
+    define(Object, 'is', function is(a, b) {
+        if (a === b) return a !== 0 || 1 / a === 1 / b;
+        return a !== a && b !== b;
+    });
+
+    // --- Number ---------------------------------------------------------------------------
+    define(Number, 'isInteger', function isInteger(v) {
+        return typeof v === 'number' && isFinite(v) && Math.floor(v) === v;
+    });
+    define(Number, 'isSafeInteger', function isSafeInteger(v) {
+        return Number.isInteger(v) && Math.abs(v) <= 9007199254740991;
+    });
+    define(Number, 'isFinite', function (v) { return typeof v === 'number' && isFinite(v); });
+    define(Number, 'isNaN', function (v) { return typeof v === 'number' && v !== v; });
+    define(Number, 'MAX_SAFE_INTEGER', 9007199254740991);
+    define(Number, 'MIN_SAFE_INTEGER', -9007199254740991);
+    define(Number, 'EPSILON', Math.pow(2, -52));
+    define(Math, 'trunc', function (v) { v = +v; return v < 0 ? Math.ceil(v) : Math.floor(v); });
+    define(Math, 'sign', function (v) { v = +v; return v > 0 ? 1 : v < 0 ? -1 : v; });
+
+    // --- String ---------------------------------------------------------------------------
+    var sp = String.prototype;
+    define(sp, 'repeat', function repeat(count) {
+        var s = String(this);
+        count = Math.floor(+count) || 0;
+        if (count < 0 || count === Infinity) throw new RangeError('Invalid count value');
+        var out = '';
+        while (count > 0) {
+            if (count & 1) out += s;
+            count >>>= 1;
+            if (count) s += s;
+        }
+        return out;
+    });
+    define(sp, 'startsWith', function startsWith(search, pos) {
+        var s = String(this);
+        pos = Math.max(0, Math.min(pos | 0, s.length));
+        search = String(search);
+        return s.substr(pos, search.length) === search;
+    });
+    define(sp, 'endsWith', function endsWith(search, end) {
+        var s = String(this);
+        end = end === undefined ? s.length : Math.max(0, Math.min(end | 0, s.length));
+        search = String(search);
+        var start = end - search.length;
+        return start >= 0 && s.substring(start, end) === search;
+    });
+    define(sp, 'includes', function includes(search, pos) {
+        return String(this).indexOf(String(search), pos | 0) !== -1;
+    });
+    define(sp, 'trimStart', function trimStart() { return String(this).replace(/^\s+/, ''); });
+    define(sp, 'trimEnd', function trimEnd() { return String(this).replace(/\s+$/, ''); });
+    define(sp, 'padStart', function padStart(len, fill) {
+        var s = String(this);
+        fill = fill === undefined ? ' ' : String(fill);
+        if (s.length >= len || fill === '') return s;
+        var pad = fill.repeat(Math.ceil((len - s.length) / fill.length));
+        return pad.slice(0, len - s.length) + s;
+    });
+    define(sp, 'padEnd', function padEnd(len, fill) {
+        var s = String(this);
+        fill = fill === undefined ? ' ' : String(fill);
+        if (s.length >= len || fill === '') return s;
+        var pad = fill.repeat(Math.ceil((len - s.length) / fill.length));
+        return s + pad.slice(0, len - s.length);
+    });
+
+    // --- Array ----------------------------------------------------------------------------
+    var ap = Array.prototype;
+    define(ap, 'includes', function includes(value, from) {
+        var len = this.length >>> 0;
+        for (var i = Math.max(from | 0, 0); i < len; i++) {
+            if (this[i] === value || (value !== value && this[i] !== this[i])) return true;
+        }
+        return false;
+    });
+    define(ap, 'find', function find(pred, self) {
+        for (var i = 0; i < this.length; i++) {
+            if (pred.call(self, this[i], i, this)) return this[i];
+        }
+        return undefined;
+    });
+    define(ap, 'findIndex', function findIndex(pred, self) {
+        for (var i = 0; i < this.length; i++) {
+            if (pred.call(self, this[i], i, this)) return i;
+        }
+        return -1;
+    });
+    define(ap, 'fill', function fill(value, start, end) {
+        var len = this.length >>> 0;
+        start = start === undefined ? 0 : start | 0;
+        end = end === undefined ? len : end | 0;
+        if (start < 0) start = Math.max(len + start, 0);
+        if (end < 0) end = Math.max(len + end, 0);
+        for (var i = start; i < Math.min(end, len); i++) this[i] = value;
+        return this;
+    });
+
+    // Iterates arrays, strings, array-likes and objects with a next()-style iterator (our Map
+    // and Set, or anything exposing a Symbol.iterator method where Duktape has Symbol).
+    function ForEachIterable(iterable, fn) {
+        if (iterable === null || iterable === undefined) return;
+        if (typeof iterable === 'string' || typeof iterable.length === 'number') {
+            for (var i = 0; i < iterable.length; i++) fn(iterable[i]);
+            return;
+        }
+        var iter = null;
+        if (typeof Symbol === 'function' && Symbol.iterator && typeof iterable[Symbol.iterator] === 'function') {
+            iter = iterable[Symbol.iterator]();
+        } else if (typeof iterable.entries === 'function') {
+            iter = iterable.entries();
+        }
+        if (iter === null) throw new TypeError('object is not iterable');
+        for (var step = iter.next(); !step.done; step = iter.next()) fn(step.value);
+    }
+    define(Array, 'from', function from(iterable, mapFn, self) {
+        var out = [];
+        ForEachIterable(iterable, function (v) {
+            out.push(mapFn ? mapFn.call(self, v, out.length) : v);
+        });
+        return out;
+    });
+    define(Array, 'of', function of() { return ap.slice.call(arguments); });
+
+    // --- Map / Set / WeakMap --------------------------------------------------------------
+    var next_object_id = 1;
+    var ID_KEY = '__sigil_shim_id';
+
+    // Dictionary key for a value; null when the value is a non-extensible object (those fall
+    // back to a linear scan of the entries).
+    function KeyOf(value) {
+        var type = typeof value;
+        if (value === null || (type !== 'object' && type !== 'function')) {
+            if (value !== value) return 'n:NaN';
+            return type.charAt(0) + ':' + String(value);
+        }
+        if (!Object.prototype.hasOwnProperty.call(value, ID_KEY)) {
+            if (!Object.isExtensible(value)) return null;
+            Object.defineProperty(value, ID_KEY, { value: 'o:' + (next_object_id++) });
+        }
+        return value[ID_KEY];
+    }
+
+    function MakeIterator(entries, project) {
+        var index = 0;
+        var it = {
+            next: function () {
+                while (index < entries.length) {
+                    var e = entries[index++];
+                    if (!e.deleted) return { value: project(e), done: false };
+                }
+                return { value: undefined, done: true };
+            }
+        };
+        if (typeof Symbol === 'function' && Symbol.iterator) {
+            it[Symbol.iterator] = function () { return it; };
+        }
+        return it;
+    }
+
+    function Store() {
+        this.index = Object.create(null);
+        this.entries = [];
+        this.size = 0;
+    }
+    Store.prototype.find = function (key) {
+        var k = KeyOf(key);
+        if (k !== null) return this.index[k] || null;
+        for (var i = 0; i < this.entries.length; i++) {
+            var e = this.entries[i];
+            if (!e.deleted && e.key === key) return e;
+        }
+        return null;
+    };
+    Store.prototype.put = function (key, value) {
+        var e = this.find(key);
+        if (e) { e.value = value; return; }
+        e = { key: key, value: value, deleted: false };
+        this.entries.push(e);
+        var k = KeyOf(key);
+        if (k !== null) this.index[k] = e;
+        this.size++;
+    };
+    Store.prototype.remove = function (key) {
+        var e = this.find(key);
+        if (!e) return false;
+        e.deleted = true;
+        var k = KeyOf(key);
+        if (k !== null) delete this.index[k];
+        this.size--;
+        return true;
+    };
+    Store.prototype.clear = function () {
+        for (var i = 0; i < this.entries.length; i++) this.entries[i].deleted = true;
+        this.index = Object.create(null);
+        this.entries = [];
+        this.size = 0;
+    };
+
+    function DefineCollection(name, isMap) {
+        if (typeof global[name] === 'function') return;
+        var Ctor = function (iterable) {
+            if (!(this instanceof Ctor)) throw new TypeError(name + ' requires new');
+            Object.defineProperty(this, '_store', { value: new Store() });
+            var self = this;
+            ForEachIterable(iterable, function (v) {
+                if (isMap) self.set(v[0], v[1]); else self.add(v);
+            });
+        };
+        var p = Ctor.prototype;
+        Object.defineProperty(p, 'size', { get: function () { return this._store.size; } });
+        define(p, 'has', function (key) { return this._store.find(key) !== null; });
+        define(p, 'delete', function (key) { return this._store.remove(key); });
+        define(p, 'clear', function () { this._store.clear(); });
+        define(p, 'forEach', function (fn, self) {
+            var entries = this._store.entries;
+            for (var i = 0; i < entries.length; i++) {
+                var e = entries[i];
+                if (!e.deleted) fn.call(self, e.value, e.key, this);
+            }
+        });
+        if (isMap) {
+            define(p, 'get', function (key) {
+                var e = this._store.find(key);
+                return e ? e.value : undefined;
+            });
+            define(p, 'set', function (key, value) { this._store.put(key, value); return this; });
+            define(p, 'keys', function () { return MakeIterator(this._store.entries, function (e) { return e.key; }); });
+            define(p, 'values', function () { return MakeIterator(this._store.entries, function (e) { return e.value; }); });
+            define(p, 'entries', function () { return MakeIterator(this._store.entries, function (e) { return [e.key, e.value]; }); });
+        } else {
+            define(p, 'add', function (value) { this._store.put(value, value); return this; });
+            define(p, 'values', function () { return MakeIterator(this._store.entries, function (e) { return e.value; }); });
+            define(p, 'keys', p.values);
+            define(p, 'entries', function () { return MakeIterator(this._store.entries, function (e) { return [e.value, e.value]; }); });
+        }
+        if (typeof Symbol === 'function' && Symbol.iterator) {
+            p[Symbol.iterator] = isMap ? p.entries : p.values;
+        }
+        define(global, name, Ctor);
+    }
+    DefineCollection('Map', true);
+    DefineCollection('Set', false);
+
+    // WeakMap without weak references: the entries live as long as the map, which is bounded
+    // by one heap's lifetime here.
+    if (typeof global.WeakMap !== 'function') {
+        var WeakMapShim = function () {
+            Object.defineProperty(this, '_store', { value: new Store() });
+        };
+        define(WeakMapShim.prototype, 'get', function (k) { var e = this._store.find(k); return e ? e.value : undefined; });
+        define(WeakMapShim.prototype, 'set', function (k, v) { this._store.put(k, v); return this; });
+        define(WeakMapShim.prototype, 'has', function (k) { return this._store.find(k) !== null; });
+        define(WeakMapShim.prototype, 'delete', function (k) { return this._store.remove(k); });
+        define(global, 'WeakMap', WeakMapShim);
+    }
+})(this);

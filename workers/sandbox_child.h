@@ -1,0 +1,50 @@
+// The sandbox child: what a process forked for one run executes, from lockdown to DONE.
+#pragma once
+
+#include <duktape.h>
+
+namespace sigil::workers {
+
+// How a child that did not finish normally tells its parent why. Only our native code picks
+// these (the allocator, the timeout hook, channel failures), never a script; the parent still
+// reads a signal (SIGXCPU, SIGKILL, SIGSYS) as the stronger evidence.
+constexpr int SANDBOX_EXIT_OK = 0;               // DONE was sent
+constexpr int SANDBOX_EXIT_CHANNEL_LOST = 120;   // the worker went away or spoke nonsense
+constexpr int SANDBOX_EXIT_SETUP_FAILED = 121;   // rlimits, seccomp or heap creation failed
+constexpr int SANDBOX_EXIT_ENGINE_FATAL = 122;   // Duktape's fatal handler ran
+constexpr int SANDBOX_EXIT_TIME_LIMIT = 124;     // the in-engine deadline passed
+constexpr int SANDBOX_EXIT_MEMORY_LIMIT = 125;   // the counting allocator refused a request
+
+// Adds native functions to each fresh heap before the built-ins are frozen. Only test binaries
+// set one (e.g. __sigil_test_syscall); production passes nullptr. Runs inside a protected call.
+using SandboxNativeInstaller = void (*)(duk_context* ctx);
+
+struct SandboxChildOptions {
+    SandboxNativeInstaller install_test_natives = nullptr;
+};
+
+// The sandbox's counting allocator and the udata its timeout hook recognises. A heap created
+// with these (duk_create_heap(h.alloc, h.realloc, h.free, h.udata, ...)) shares the run's
+// memory cap and deadline: e.g. the transpiler heap preloaded in the zygote before fork. Until
+// RunSandboxChild reads RUN there is no cap and no deadline; after, bytes such a heap already
+// holds count against the run's cap.
+struct SandboxHeapHooks {
+    void* udata;
+    duk_alloc_function alloc;
+    duk_realloc_function realloc;
+    duk_free_function free;
+};
+SandboxHeapHooks SandboxHeap();
+
+// Runs one action in the calling (freshly forked, single-threaded) process and never returns.
+// Steps: move channel_fd to descriptor 0 and close every other descriptor; read RUN; set
+// rlimits (RLIMIT_AS = current size + memory cap + slack, RLIMIT_CPU = time rounded up to whole
+// seconds with the hard limit one second later, RLIMIT_FSIZE 0, RLIMIT_CORE 0, RLIMIT_NOFILE 1);
+// install the seccomp filter; create a Duktape heap whose allocator counts against memory_bytes
+// and whose timeout hook fires at time_ms; remove Duktape, Proxy and CBOR; register
+// __sigil_op(name, argsJson) -> result JSON string (throws Error(message) when the worker
+// refuses) and __sigil_log(text); freeze the built-ins; eval the code; call main(JSON.parse(
+// params_json)); send DONE; _exit. Exit codes are the SANDBOX_EXIT_* values above.
+[[noreturn]] void RunSandboxChild(int channel_fd, const SandboxChildOptions& options);
+
+}  // namespace sigil::workers
