@@ -775,6 +775,25 @@ contract AccountConfig {
         (uint256 accountHash, bool isOwner, bool valid) = resolveKey(keyHash);
         if (!valid) return false;
         if (s_wallets[pkp].accountHash != accountHash) return false;
+        return _executableGroupLists(accountHash, isOwner, keyHash, cidHash, pkp, false);
+    }
+
+    /// A run without a PKP: true when some group the key may execute on lists the action. Such a
+    /// run can still use a PKP only where canExecute allows that PKP with this action.
+    function canExecuteAction(uint256 keyHash, bytes32 cidHash) external view returns (bool) {
+        (uint256 accountHash, bool isOwner, bool valid) = resolveKey(keyHash);
+        if (!valid) return false;
+        return _executableGroupLists(accountHash, isOwner, keyHash, cidHash, address(0), true);
+    }
+
+    function _executableGroupLists(
+        uint256 accountHash,
+        bool isOwner,
+        uint256 keyHash,
+        bytes32 cidHash,
+        address pkp,
+        bool anyPkp
+    ) private view returns (bool) {
         Account storage a = s_accounts[accountHash];
         bool all = isOwner;
         uint256[] storage ids = a.keys[keyHash].groupScopes[SCOPE_EXECUTE];
@@ -789,7 +808,7 @@ contract AccountConfig {
         if (all) ids = a.groupList;
         for (uint256 i = 0; i < ids.length; i++) {
             Group storage g = a.groups[ids[i]];
-            if (g.exists && g.cidPos[cidHash] != 0 && g.pkpPos[pkp] != 0) return true;
+            if (g.exists && g.cidPos[cidHash] != 0 && (anyPkp || g.pkpPos[pkp] != 0)) return true;
         }
         return false;
     }

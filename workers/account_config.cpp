@@ -269,6 +269,17 @@ common::Result<bool> AccountConfigClient::CanExecute(const Uint256& key_hash, co
     return (*v)[0].boolean;
 }
 
+common::Result<bool> AccountConfigClient::CanExecuteAction(const Uint256& key_hash, const Hash32& cid_hash) {
+    SIGIL_TRY(v, Read("canExecuteAction(uint256,bytes32)", "bool", {U(key_hash), B32(cid_hash)}));
+    return (*v)[0].boolean;
+}
+
+common::Result<std::pair<Uint256, WalletRecord>> AccountConfigClient::GetWallet(const Address20& wallet) {
+    SIGIL_TRY(v, Read("getWallet(address)", std::string("uint256,") + std::string(WALLET_TUPLE), {AbiValue::Address(wallet)}));
+    SIGIL_TRY(record, ToWallet((*v)[1]));
+    return std::make_pair((*v)[0].word, std::move(record).value());
+}
+
 common::Result<bool> AccountConfigClient::KeyHasScope(const Uint256& key_hash, Scope scope, std::uint64_t group_id) {
     auto v = Read("keyHasScope(uint256,uint8,uint256)", "bool",
                   {U(key_hash), U64(static_cast<std::uint64_t>(scope)), U64(group_id)});

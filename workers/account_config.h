@@ -95,6 +95,10 @@ public:
     common::Result<KeyInfo> ResolveKey(const common::Uint256& key_hash);
     common::Result<bool> CanExecute(const common::Uint256& key_hash, const common::Hash32& cid_hash,
                                     const common::Address20& pkp);
+    // A run without a PKP: some group the key may execute on lists the CID.
+    common::Result<bool> CanExecuteAction(const common::Uint256& key_hash, const common::Hash32& cid_hash);
+    // The account a wallet (PKP) is registered to (zero when none) and its record.
+    common::Result<std::pair<common::Uint256, WalletRecord>> GetWallet(const common::Address20& wallet);
     common::Result<bool> KeyHasScope(const common::Uint256& key_hash, Scope scope, std::uint64_t group_id);
     common::Result<AccountInfo> GetAccount(const common::Uint256& account_hash);
     common::Result<UsageKeyRecord> GetUsageKey(const common::Uint256& account_hash, const common::Uint256& key_hash);

@@ -123,6 +123,34 @@ describe('AccountConfig groups, PKPs and actions', () => {
     assert.equal(await chain.deployer.canExecute(newApiKey().hash, a, mine), false, 'unknown key');
   });
 
+  it('answers canExecuteAction (a run without a PKP) from the CID and the key\'s execute groups only', async () => {
+    const acct = await chain.managedAccount();
+    const h = acct.hash;
+    const a = cid('pkpless');
+    const gA = await group(acct, [], [a]);
+    const gB = await group(acct, [], []);
+    const key = async (fields) => {
+      const k = newApiKey();
+      await send(chain.payer.setUsageApiKey(h, h, k.hash, ...perms(fields)));
+      return k.hash;
+    };
+    const onA = await key({ execute: [gA] });
+    const onB = await key({ execute: [gB] });
+    const all = await key({ execute: [0] });
+    const none = await key({});
+    assert.equal(await chain.deployer.canExecuteAction(onA, a), true);
+    assert.equal(await chain.deployer.canExecuteAction(onB, a), false, 'B does not list the CID');
+    assert.equal(await chain.deployer.canExecuteAction(all, a), true);
+    assert.equal(await chain.deployer.canExecuteAction(none, a), false, 'no execute scope');
+    assert.equal(await chain.deployer.canExecuteAction(h, a), true, 'the owner key');
+    assert.equal(await chain.deployer.canExecuteAction(onA, cid('unlisted')), false);
+    const other = await chain.managedAccount();
+    assert.equal(await chain.deployer.canExecuteAction(other.hash, a), false, 'another account lists nothing');
+    await send(chain.payer.removeActionFromGroup(h, h, gA, a));
+    assert.equal(await chain.deployer.canExecuteAction(onA, a), false, 'removed from the group');
+    assert.equal(await chain.deployer.canExecuteAction(newApiKey().hash, a), false, 'unknown key');
+  });
+
   it('confines each per-group scope to its groups, and [0] reaches all groups for all four', async () => {
     const acct = await chain.managedAccount();
     const h = acct.hash;
