@@ -12,11 +12,16 @@
 
 #include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "common/secp256k1.h"
+#include "common/sha256.h"
+#include "workers/sandbox_crypto.h"
 #include "workers/sandbox_protocol.h"
 #include "workers/sandbox_seccomp.h"
+#include "workers/transpiler.h"
 
 namespace sigil::workers {
 namespace {
@@ -212,11 +217,36 @@ duk_ret_t NativeLog(duk_context* ctx) {
     return 0;
 }
 
+// Math.random: xorshift128+ seeded per child from getrandom before lockdown. Duktape's own
+// generator lives in the heap, which every child of a zygote shares copy-on-write, so all runs
+// would draw the same numbers.
+std::uint64_t g_random[2] = {0x9E3779B97F4A7C15ull, 0xBF58476D1CE4E5B9ull};
+
+void SeedRandom() {
+    std::uint64_t seed[2] = {0, 0};
+    if (::getrandom(seed, sizeof(seed), 0) == static_cast<ssize_t>(sizeof(seed)) && (seed[0] | seed[1]) != 0) {
+        g_random[0] = seed[0];
+        g_random[1] = seed[1];
+    }
+}
+
+duk_ret_t NativeRandom(duk_context* ctx) {
+    std::uint64_t s1 = g_random[0];
+    const std::uint64_t s0 = g_random[1];
+    g_random[0] = s0;
+    s1 ^= s1 << 23;
+    g_random[1] = s1 ^ s0 ^ (s1 >> 17) ^ (s0 >> 26);
+    duk_push_number(ctx, static_cast<double>((g_random[1] + s0) >> 11) * (1.0 / 9007199254740992.0));
+    return 1;
+}
+
 // Hides what a script must not reach and freezes every built-in it can reach, so nothing a
 // script does can change how the natives or later code behave.
 constexpr const char* PRELUDE = R"JS(
 (function (g) {
   delete g.Duktape; delete g.Proxy; delete g.CBOR;
+  Object.defineProperty(Math, 'random', { value: g.__sigil_random, writable: false, configurable: false });
+  delete g.__sigil_random;
   var seen = [];
   function freeze(o) {
     if (o === null || (typeof o !== 'object' && typeof o !== 'function')) return;
@@ -234,28 +264,36 @@ constexpr const char* PRELUDE = R"JS(
 })(this);
 )JS";
 
+void EvalRuntime(duk_context* ctx, std::string_view source, const char* name) {
+    duk_push_string(ctx, name);
+    duk_compile_lstring_filename(ctx, 0, source.data(), source.size());
+    duk_call(ctx, 0);
+    duk_pop(ctx);
+}
+
 duk_ret_t SetUpGlobals(duk_context* ctx, void* udata) {
     const auto* options = static_cast<const SandboxChildOptions*>(udata);
     duk_push_c_function(ctx, NativeOp, 2);
     duk_put_global_string(ctx, "__sigil_op");
     duk_push_c_function(ctx, NativeLog, 1);
     duk_put_global_string(ctx, "__sigil_log");
+    duk_push_c_function(ctx, NativeRandom, 0);
+    duk_put_global_string(ctx, "__sigil_random");
+    InstallCryptoNatives(ctx);
     if (options->install_test_natives != nullptr) options->install_test_natives(ctx);
+    EvalRuntime(ctx, ShimsSource(), "shims.js");
+    EvalRuntime(ctx, PreludeSource(), "prelude.js");
+    EvalRuntime(ctx, EthersSource(), "ethers.js");
     duk_eval_string_noresult(ctx, PRELUDE);
     return 0;
 }
 
-// [params_json] -> [response_json]: "" when main is missing or returns undefined (or a value
-// JSON cannot express), a JSON string when it returns a string, else JSON.stringify(value).
+// [params_json] -> [response_json]: __sigil_run_main (prelude.js) calls main, settles a
+// returned promise, runs pending jobs and applies setResponse; "" when there is no response.
 duk_ret_t CallMain(duk_context* ctx, void*) {
-    if (!duk_get_global_string(ctx, "main") || !duk_is_function(ctx, -1)) {
-        duk_push_string(ctx, "");
-        return 1;
-    }
+    duk_get_global_string(ctx, "__sigil_run_main");
     duk_dup(ctx, 0);
-    duk_json_decode(ctx, -1);
     duk_call(ctx, 1);
-    if (!duk_is_undefined(ctx, -1)) duk_json_encode(ctx, -1);
     if (!duk_is_string(ctx, -1)) duk_push_string(ctx, "");
     return 1;
 }
@@ -301,6 +339,26 @@ void CaptureError(duk_context* ctx, ChildState& st) {
     duk_pop_3(ctx);
 }
 
+// Lowers the run's code in place with the preloaded transpiler and reports the result to the
+// worker (for its cache) before any of the action's own code runs. False when the code does
+// not parse: st.done then holds the SyntaxError.
+bool LowerCode(ChildState& st, Transpiler& transpiler, SandboxRun& run) {
+    auto lowered = transpiler.Lower(run.code);
+    if (!lowered.ok()) {
+        st.done.ok = false;
+        st.done.error = lowered.error().code == "syntax_error"
+                            ? ScriptError{"SyntaxError", lowered.error().message, ""}
+                            : ScriptError{"Error", lowered.error().message, ""};
+        return false;
+    }
+    run.code = std::move(lowered).value();
+    // Code too large for a child frame is simply not cached.
+    if (auto frame = EncodeSandboxMessage(SandboxLowered{run.code}, SANDBOX_MAX_CHILD_PAYLOAD); frame.ok()) {
+        if (!WriteAll(*frame)) Die(SANDBOX_EXIT_CHANNEL_LOST);
+    }
+    return true;
+}
+
 // Runs the script and main; fills st.done. Every Duktape call here is protected.
 void Execute(duk_context* ctx, ChildState& st, const SandboxRun& run) {
     duk_push_string(ctx, "action.js");
@@ -336,13 +394,46 @@ void Execute(duk_context* ctx, ChildState& st, const SandboxRun& run) {
     Die(SANDBOX_EXIT_OK);
 }
 
+// The run heap the zygote builds before any fork (PrepareSandboxHeap); each child runs in its
+// own copy-on-write copy of it, so no run pays for evaluating the runtime.
+duk_context* g_prepared_heap = nullptr;
+
+duk_context* CreateRunHeap(ChildState& st, const SandboxChildOptions& options) {
+    duk_context* ctx = duk_create_heap(CountingAlloc, CountingRealloc, CountingFree, &st, FatalHandler);
+    if (ctx == nullptr) return nullptr;
+    if (duk_safe_call(ctx, SetUpGlobals, const_cast<SandboxChildOptions*>(&options), 0, 1) != DUK_EXEC_SUCCESS) {
+        duk_pop(ctx);
+        duk_destroy_heap(ctx);
+        return nullptr;
+    }
+    duk_pop(ctx);
+    return ctx;
+}
+
 }  // namespace
+
+bool PrepareSandboxHeap(const SandboxChildOptions& options) {
+    if (g_prepared_heap == nullptr) g_prepared_heap = CreateRunHeap(g_child_state, options);
+    return g_prepared_heap != nullptr;
+}
 
 SandboxHeapHooks SandboxHeap() {
     return SandboxHeapHooks{g_state, CountingAlloc, CountingRealloc, CountingFree};
 }
 
-[[noreturn]] void RunSandboxChild(int channel_fd, const SandboxChildOptions& options) {
+void WarmUpSandboxParent() {
+    // The first use of each builds its state: secp256k1's context draws its blinding seed
+    // from getrandom, and OpenSSL may read its configuration.
+    static const std::uint8_t one[32] = {
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    auto key = common::PrivateKey::FromBytes(common::ByteView(one, sizeof(one)));
+    if (key.ok()) (void)common::SignDigest(*key, common::Hash32{});
+    common::Sha256 sha;
+    sha.Update(common::ByteView(one, sizeof(one)));
+    (void)sha.Final();
+}
+
+[[noreturn]] void RunSandboxChild(int channel_fd, const SandboxChildOptions& options, Transpiler* transpiler) {
     // The zygote blocks SIGCHLD for its signalfd and may have handlers: start from defaults.
     sigset_t all;
     sigemptyset(&all);
@@ -352,10 +443,12 @@ SandboxHeapHooks SandboxHeap() {
     CloseAllBut(channel_fd);
 
     ChildState& st = g_child_state;  // outlives every longjmp and is reachable from the hooks
+    SeedRandom();
     SandboxMessage first = ReadMessage(st);
     auto* run = std::get_if<SandboxRun>(&first);
     if (run == nullptr) Die(SANDBOX_EXIT_CHANNEL_LOST);
-    st.mem_cap = static_cast<std::size_t>(run->memory_bytes);
+    // Heaps preloaded in the zygote (the transpiler) are not the run's to pay for.
+    st.mem_cap = st.mem_used + static_cast<std::size_t>(run->memory_bytes);
     st.has_deadline = true;
     ::clock_gettime(CLOCK_MONOTONIC, &st.deadline);
     st.deadline.tv_sec += static_cast<time_t>(run->time_ms / 1000);
@@ -366,13 +459,14 @@ SandboxHeapHooks SandboxHeap() {
     }
 
     LockDown(*run);
-
-    duk_context* ctx = duk_create_heap(CountingAlloc, CountingRealloc, CountingFree, &st, FatalHandler);
-    if (ctx == nullptr) Die(st.mem_refused ? SANDBOX_EXIT_MEMORY_LIMIT : SANDBOX_EXIT_SETUP_FAILED);
-    if (duk_safe_call(ctx, SetUpGlobals, const_cast<SandboxChildOptions*>(&options), 0, 1) != DUK_EXEC_SUCCESS) {
-        Die(st.mem_refused ? SANDBOX_EXIT_MEMORY_LIMIT : SANDBOX_EXIT_SETUP_FAILED);
+    if (run->lower && transpiler != nullptr && !LowerCode(st, *transpiler, *run)) {
+        if (st.timed_out) Die(SANDBOX_EXIT_TIME_LIMIT);
+        if (st.mem_refused) Die(SANDBOX_EXIT_MEMORY_LIMIT);
+        Finish(st);
     }
-    duk_pop(ctx);
+
+    duk_context* ctx = g_prepared_heap != nullptr ? g_prepared_heap : CreateRunHeap(st, options);
+    if (ctx == nullptr) Die(st.mem_refused ? SANDBOX_EXIT_MEMORY_LIMIT : SANDBOX_EXIT_SETUP_FAILED);
     Execute(ctx, st, *run);
     // The heap is never destroyed: _exit returns every page at once and faster.
     Finish(st);

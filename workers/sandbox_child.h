@@ -21,7 +21,12 @@ using SandboxNativeInstaller = void (*)(duk_context* ctx);
 
 struct SandboxChildOptions {
     SandboxNativeInstaller install_test_natives = nullptr;
+    // Load the transpiler into the zygote (about 70-170 ms once) so children can lower modern
+    // JavaScript; without it, RUN's `lower` flag is ignored and code runs as given.
+    bool preload_transpiler = true;
 };
+
+class Transpiler;
 
 // The sandbox's counting allocator and the udata its timeout hook recognises. A heap created
 // with these (duk_create_heap(h.alloc, h.realloc, h.free, h.udata, ...)) shares the run's
@@ -36,6 +41,17 @@ struct SandboxHeapHooks {
 };
 SandboxHeapHooks SandboxHeap();
 
+// Prepares the calling process (the zygote, before any fork) for children: initialises the
+// crypto libraries' lazily built state (secp256k1 context with its random seed, OpenSSL's
+// digests) that would otherwise need system calls the seccomp filter forbids.
+void WarmUpSandboxParent();
+
+// Builds, in the zygote before any fork, the heap every child then runs in (copy-on-write):
+// natives, shims.js, prelude.js, ethers.js, frozen built-ins. No request data has touched it,
+// and Math.random is reseeded per child. False when it cannot be built (children then build
+// their own heap per run, slower but the same).
+bool PrepareSandboxHeap(const SandboxChildOptions& options);
+
 // Runs one action in the calling (freshly forked, single-threaded) process and never returns.
 // Steps: move channel_fd to descriptor 0 and close every other descriptor; read RUN; set
 // rlimits (RLIMIT_AS = current size + memory cap + slack, RLIMIT_CPU = time rounded up to whole
@@ -43,8 +59,11 @@ SandboxHeapHooks SandboxHeap();
 // install the seccomp filter; create a Duktape heap whose allocator counts against memory_bytes
 // and whose timeout hook fires at time_ms; remove Duktape, Proxy and CBOR; register
 // __sigil_op(name, argsJson) -> result JSON string (throws Error(message) when the worker
-// refuses) and __sigil_log(text); freeze the built-ins; eval the code; call main(JSON.parse(
-// params_json)); send DONE; _exit. Exit codes are the SANDBOX_EXIT_* values above.
-[[noreturn]] void RunSandboxChild(int channel_fd, const SandboxChildOptions& options);
+// refuses), __sigil_log(text) and __sigil_crypto; evaluate shims.js, prelude.js and ethers.js;
+// freeze the built-ins; when RUN asks for it and `transpiler` (preloaded in the zygote, its heap
+// on SandboxHeap()) is given, lower the code and send LOWERED (a syntax error ends the run as
+// a SyntaxError); eval the code; call __sigil_run_main(params_json); send DONE; _exit.
+// Exit codes are the SANDBOX_EXIT_* values above.
+[[noreturn]] void RunSandboxChild(int channel_fd, const SandboxChildOptions& options, Transpiler* transpiler);
 
 }  // namespace sigil::workers

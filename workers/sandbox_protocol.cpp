@@ -106,6 +106,7 @@ Result<Bytes> EncodeSandboxMessage(const SandboxMessage& message, std::size_t ma
                 w.Field(m.params_json);
                 w.U64(m.time_ms);
                 w.U64(m.memory_bytes);
+                w.Bool(m.lower);
                 return std::move(w).Finish();
             } else if constexpr (std::is_same_v<T, SandboxOp>) {
                 Writer w(SandboxMessageType::Op, max_payload);
@@ -120,6 +121,10 @@ Result<Bytes> EncodeSandboxMessage(const SandboxMessage& message, std::size_t ma
             } else if constexpr (std::is_same_v<T, SandboxLog>) {
                 Writer w(SandboxMessageType::Log, max_payload);
                 w.Field(m.text);
+                return std::move(w).Finish();
+            } else if constexpr (std::is_same_v<T, SandboxLowered>) {
+                Writer w(SandboxMessageType::Lowered, max_payload);
+                w.Field(m.code);
                 return std::move(w).Finish();
             } else {
                 Writer w(SandboxMessageType::Done, max_payload);
@@ -142,7 +147,8 @@ Result<SandboxMessage> DecodeSandboxPayload(ByteView payload) {
     switch (static_cast<SandboxMessageType>(payload[0])) {
     case SandboxMessageType::Run: {
         SandboxRun m;
-        fields_ok = r.Field(m.code) && r.Field(m.params_json) && r.U64(m.time_ms) && r.U64(m.memory_bytes);
+        fields_ok = r.Field(m.code) && r.Field(m.params_json) && r.U64(m.time_ms) && r.U64(m.memory_bytes) &&
+                    r.Bool(m.lower);
         out = std::move(m);
         break;
     }
@@ -168,6 +174,12 @@ Result<SandboxMessage> DecodeSandboxPayload(ByteView payload) {
         SandboxDone m;
         fields_ok = r.Bool(m.ok) && r.Field(m.response_json) && r.Field(m.error.code) && r.Field(m.error.message) &&
                     r.Field(m.error.stack);
+        out = std::move(m);
+        break;
+    }
+    case SandboxMessageType::Lowered: {
+        SandboxLowered m;
+        fields_ok = r.Field(m.code);
         out = std::move(m);
         break;
     }

@@ -9,7 +9,11 @@
 // type or a boolean other than 0/1 makes the message malformed.
 //
 // Messages:
-//   RUN{code, params_json, time_ms, memory_bytes}        worker -> child, first and once
+//   RUN{code, params_json, time_ms, memory_bytes, lower} worker -> child, first and once
+//     lower: the code is the action's source and must be lowered to ES5.1 first; false when
+//     it is the lowered text the worker cached from an earlier run.
+//   LOWERED{code}                                        child -> worker, after lowering and
+//     before any of the action's own code runs (so the action cannot forge it); at most once
 //   OP{name, args_json}                                  child -> worker, blocks for OP_RESULT
 //   OP_RESULT{ok, value}  value = JSON when ok, else an error message   worker -> child
 //   LOG{text}                                            child -> worker
@@ -45,6 +49,7 @@ enum class SandboxMessageType : std::uint8_t {
     OpResult = 3,
     Log = 4,
     Done = 5,
+    Lowered = 6,
 };
 
 struct SandboxRun {
@@ -52,6 +57,11 @@ struct SandboxRun {
     std::string params_json;
     std::uint64_t time_ms = 0;
     std::uint64_t memory_bytes = 0;
+    bool lower = false;
+};
+
+struct SandboxLowered {
+    std::string code;
 };
 
 struct SandboxOp {
@@ -81,7 +91,8 @@ struct SandboxDone {
     ScriptError error;
 };
 
-using SandboxMessage = std::variant<SandboxRun, SandboxOp, SandboxOpResult, SandboxLog, SandboxDone>;
+using SandboxMessage =
+    std::variant<SandboxRun, SandboxOp, SandboxOpResult, SandboxLog, SandboxDone, SandboxLowered>;
 
 // Encode one message as a complete frame (header included).
 // Errors: TooLarge "frame_too_large" when the payload would exceed max_payload.

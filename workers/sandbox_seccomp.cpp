@@ -67,6 +67,9 @@ const sock_filter FILTER[] = {
     SC_ALLOW(__NR_mremap),
     SC_ALLOW(__NR_brk),
     SC_ALLOW(__NR_madvise),
+    // SecretBytes locks key material out of swap (RLIMIT_MEMLOCK still caps it).
+    SC_ALLOW(__NR_mlock),
+    SC_ALLOW(__NR_munlock),
     SC_ALLOW(__NR_rt_sigreturn),
     SC_ALLOW(__NR_exit),
     SC_ALLOW(__NR_exit_group),

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <set>
 
 #include <fcntl.h>
@@ -13,6 +14,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "common/log.h"
+#include "workers/transpiler.h"
 
 namespace sigil::workers {
 
@@ -99,12 +103,29 @@ int RecvMsg(int fd, ZygoteMsg& msg, int* passed_fd) {
         for (int fd = ZYGOTE_CONTROL_FD + 1; fd < 65536; ++fd) ::close(fd);
     }
     ::fcntl(control, F_SETFD, FD_CLOEXEC);
+    // Descriptor 0 of a worker is the FastCGI listen socket: the zygote has no use for it.
+    if (const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC); null_fd >= 0) {
+        ::dup2(null_fd, 0);
+        ::close(null_fd);
+    }
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     ::sigprocmask(SIG_BLOCK, &chld, nullptr);
     const int sig_fd = ::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sig_fd < 0) ::_exit(1);
+
+    // Everything children share copy-on-write is built once, here, before any request data.
+    WarmUpSandboxParent();
+    std::unique_ptr<Transpiler> transpiler;
+    if (options.preload_transpiler) {
+        const SandboxHeapHooks hooks = SandboxHeap();
+        const TranspilerAllocator allocator{hooks.alloc, hooks.realloc, hooks.free};
+        auto created = Transpiler::Create(hooks.udata, &allocator);
+        // A build defect; children then run code as given and modern syntax fails to parse.
+        if (created.ok()) transpiler = std::move(created).value();
+    }
+    PrepareSandboxHeap(options);
 
     std::set<pid_t> live;
     auto reap = [&]() {
@@ -136,7 +157,7 @@ int RecvMsg(int fd, ZygoteMsg& msg, int* passed_fd) {
                 const pid_t child = ::fork();
                 if (child == 0) {
                     ::close(sig_fd);
-                    RunSandboxChild(passed, options);
+                    RunSandboxChild(passed, options, transpiler.get());
                 }
                 ::close(passed);
                 if (child > 0) live.insert(child);
@@ -271,6 +292,11 @@ void RunSession::Handle(SandboxMessage& message) {
             return;
         }
         auto result = m_handler.OnOp(op->name, op->args_json);
+        if (!result.ok() && result.error().code.size() > 6 &&
+            result.error().code.compare(result.error().code.size() - 6, 6, "_limit") == 0) {
+            Stop(RunEnd::OpLimit, result.error().code, result.error().message);
+            return;
+        }
         SandboxOpResult reply{result.ok(), result.ok() ? std::move(result).value() : result.error().message};
         auto frame = EncodeSandboxMessage(reply);
         if (!frame.ok()) frame = EncodeSandboxMessage(SandboxOpResult{false, "op result too large"});
@@ -283,6 +309,12 @@ void RunSession::Handle(SandboxMessage& message) {
         }
         auto st = m_handler.OnLog(log->text);
         if (!st.ok()) Stop(RunEnd::Stopped, st.error().code, st.error().message);
+    } else if (auto* lowered = std::get_if<SandboxLowered>(&message)) {
+        if (m_outcome.lowered_code || !m_request.lower || m_outcome.ops > 0 || m_log_bytes > 0) {
+            Stop(RunEnd::Crashed, "protocol_error", "the sandbox sent LOWERED out of turn");
+            return;
+        }
+        m_outcome.lowered_code = std::move(lowered->code);
     } else if (auto* done = std::get_if<SandboxDone>(&message)) {
         if (m_done_seen) {
             Stop(RunEnd::Crashed, "protocol_error", "the sandbox sent DONE twice");
@@ -340,6 +372,12 @@ bool RunSession::WriteChannel() {
 void RunSession::Classify(int status) {
     m_outcome.wait_status = status;
     if (m_stopped) return;  // a worker-side limit already decided
+    // Lowering finished before the run ended, however it ended: still worth caching.
+    struct KeepLowered {
+        RunOutcome& outcome;
+        std::optional<std::string> code;
+        ~KeepLowered() { outcome.lowered_code = std::move(code); }
+    } keep{m_outcome, std::move(m_outcome.lowered_code)};
     const bool sig = WIFSIGNALED(status);
     const int signo = sig ? WTERMSIG(status) : 0;
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -401,7 +439,7 @@ Result<RunOutcome> RunSession::Drive(common::Bytes run_frame) {
 
 Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler) {
     auto frame = EncodeSandboxMessage(
-        SandboxRun{request.code, request.params_json, request.limits.time_ms, request.limits.memory_bytes});
+        SandboxRun{request.code, request.params_json, request.limits.time_ms, request.limits.memory_bytes, request.lower});
     if (!frame.ok()) return frame.error();
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {

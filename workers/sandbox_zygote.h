@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -68,15 +69,18 @@ struct RunLimits {
 
 struct RunRequest {
     std::string code;
-    std::string params_json;
+    std::string params_json;  // main's argument as JSON ("{}" when the caller sent none)
     RunLimits limits;
+    bool lower = false;       // code is source to lower (true) or lowered text from the cache
 };
 
 // The worker's side of the op channel. Called on the worker's thread while the child waits.
 class OpHandler {
 public:
     virtual ~OpHandler() = default;
-    // Returns the result as JSON text; an error's message is thrown into the script as Error.
+    // Returns the result as JSON text; an error's message is thrown into the script as Error,
+    // except an error whose code ends in "_limit" (a per-run limit the handler counts), which
+    // ends the run as RunEnd::OpLimit with that code and message.
     virtual common::Result<std::string> OnOp(std::string_view name, std::string_view args_json) = 0;
     // A console line (already counted against max_log_bytes). An error stops the run
     // (RunEnd::Stopped, the error kept in RunOutcome::error).
@@ -103,6 +107,9 @@ struct RunOutcome {
     pid_t pid = -1;
     int wait_status = 0;  // as from waitpid
     std::uint32_t ops = 0;
+    // The lowered code the child reported (RunRequest::lower runs that got past parsing): what
+    // the worker caches by CID. Sent before any of the action's code ran.
+    std::optional<std::string> lowered_code;
 };
 
 // Runs one action to its end. The child is SIGKILLed (through the zygote) when the wall clock

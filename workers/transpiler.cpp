@@ -110,7 +110,7 @@ constexpr const char* LOWER_DRIVER_JS = R"JS(
                 }
                 break;
             case 'AwaitExpression':
-                edits.push({ start: node.start, end: node.argument.start, text: '(' });
+                edits.push({ start: node.start, end: node.argument.start, text: '__sigil_await(' });
                 edits.push({ start: node.end, end: node.end, text: ')' });
                 break;
             }

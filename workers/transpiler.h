@@ -63,7 +63,8 @@ public:
 
     // Lowers `source` (UTF-8 JavaScript, script or module syntax) to ES5.1 source text.
     // async functions, async arrows and async methods become plain functions and `await x`
-    // becomes `(x)`: every Sigil op is synchronous, so the awaited value is already there.
+    // becomes `__sigil_await(x)` (prelude.js): every Sigil op is synchronous, so the awaited
+    // value is usually already there; a promise is settled by running the queued jobs.
     // The rewrite works on acorn's syntax tree, so strings, comments and template literals
     // that merely contain the words are never touched.
     // Errors:

@@ -16,12 +16,13 @@
 
     var nativeOp = global.__sigil_op;
     var nativeLog = global.__sigil_log;
-    if (typeof nativeOp !== 'function' || typeof nativeLog !== 'function') {
-        throw new Error('prelude: __sigil_op and __sigil_log must be defined first');
+    var jobs = global.__sigil_jobs;
+    if (typeof nativeOp !== 'function' || typeof nativeLog !== 'function' || typeof jobs !== 'object') {
+        throw new Error('prelude: __sigil_op, __sigil_log and shims.js must come first');
     }
     // Hidden when the sandbox left them configurable; a sandbox that pins them
     // (non-configurable) keeps them, which grants nothing this API does not.
-    ['__sigil_op', '__sigil_log'].forEach(function (name) {
+    ['__sigil_op', '__sigil_log', '__sigil_jobs'].forEach(function (name) {
         var d = Object.getOwnPropertyDescriptor(global, name);
         if (d && d.configurable) delete global[name];
     });
@@ -56,10 +57,19 @@
     var SIGIL_OPS = [
         'signEcdsa', 'signMessage', 'signTypedData', 'getPublicKey', 'getPrivateKey',
         'encrypt', 'decrypt', 'getActionPrivateKey', 'getActionPublicKey',
-        'getActionWalletAddress', 'setResponse'
+        'getActionWalletAddress'
     ];
     var actions = {};
     for (var i = 0; i < SIGIL_OPS.length; i++) actions[SIGIL_OPS[i]] = Bind(SIGIL_OPS[i]);
+    // The response is kept here rather than sent: main's return value wins when it is not
+    // undefined, else the last setResponse (see __sigil_run_main).
+    var responseSet = false;
+    var responseValue;
+    actions.setResponse = function (arg) {
+        if (arg === null || typeof arg !== 'object') throw new TypeError('setResponse expects { response }');
+        responseValue = arg.response;
+        responseSet = true;
+    };
 
     // The anchor's names, so existing actions run unmodified; the Sigil names work there too.
     var LIT_ALIASES = {
@@ -166,6 +176,37 @@
             text: function () { return text; },
             json: function () { return JSON.parse(text); }
         };
+    };
+
+    // --- await and main ------------------------------------------------------------------
+    // The transpiler turns `await x` into `__sigil_await(x)`: a value that is not a thenable is
+    // returned as is; a promise is settled by running queued jobs (reactions, timers) until it
+    // is, then its value returned or its reason thrown, all synchronously. Every Sigil op
+    // already returns its value, so awaiting one costs nothing.
+    function Await(value) {
+        if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return value;
+        var then = value.then;
+        if (typeof then !== 'function') return value;
+        var promise = jobs.isPromise(value) ? value : Promise.resolve(value);
+        var state = jobs.state(promise);
+        while (state[0] === 0 && jobs.runOne()) state = jobs.state(promise);
+        if (state[0] === 0) throw new Error('await: the promise can never settle (nothing left to run)');
+        if (state[0] === 2) throw state[1];
+        return state[1];
+    }
+    global.__sigil_await = Await;
+
+    // Called by the sandbox with js_params as JSON; returns the response as JSON text, or
+    // undefined when there is none. Pending jobs run before the answer is taken, as an event
+    // loop would run them before the process ends.
+    global.__sigil_run_main = function (paramsJson) {
+        var main = global.main;
+        var result;
+        if (typeof main === 'function') result = Await(main(JSON.parse(paramsJson)));
+        while (jobs.runOne()) { /* drain */ }
+        if (result === undefined && responseSet) result = responseValue;
+        if (result === undefined) return undefined;
+        return JSON.stringify(result, Replacer);
     };
 
     // Hook for the native ethers subset (DESIGN.md section 5): the sandbox defines `ethers`

@@ -293,4 +293,203 @@
         define(WeakMapShim.prototype, 'delete', function (k) { return this._store.remove(k); });
         define(global, 'WeakMap', WeakMapShim);
     }
+
+    // --- Promise --------------------------------------------------------------------------
+    // Duktape 2.7 has no Promise. Jobs (reactions, thenable adoption, timers) go into one
+    // queue that nothing runs on its own: the action runtime (prelude.js) runs it through
+    // __sigil_jobs whenever it awaits a promise and after main returns, so a promise settles
+    // in the same order as in a real engine, just without an event loop behind it.
+    if (typeof global.Promise !== 'function') {
+        var PENDING = 0, FULFILLED = 1, REJECTED = 2;
+        var microtasks = [];
+        var timers = [];        // {at, seq, fn, args}; virtual time, advanced when run
+        var timerSeq = 0;
+        var virtualNow = 0;
+
+        var hidden = function (o, name, value) {
+            Object.defineProperty(o, name, { value: value, writable: true, configurable: false, enumerable: false });
+        };
+        var Settle = function (p, state, value) {
+            if (p.__state !== PENDING) return;
+            p.__state = state;
+            p.__value = value;
+            var reactions = p.__reactions;
+            p.__reactions = null;
+            for (var i = 0; i < reactions.length; i++) Schedule(p, reactions[i]);
+        };
+        var Resolve = function (p, x) {
+            if (x === p) return Settle(p, REJECTED, new TypeError('Chaining cycle detected for promise'));
+            if (x !== null && (typeof x === 'object' || typeof x === 'function')) {
+                var then;
+                try { then = x.then; } catch (e) { return Settle(p, REJECTED, e); }
+                if (typeof then === 'function') {
+                    microtasks.push(function () {
+                        var called = false;
+                        try {
+                            then.call(x, function (y) {
+                                if (called) return;
+                                called = true;
+                                Resolve(p, y);
+                            }, function (r) {
+                                if (called) return;
+                                called = true;
+                                Settle(p, REJECTED, r);
+                            });
+                        } catch (e) {
+                            if (!called) { called = true; Settle(p, REJECTED, e); }
+                        }
+                    });
+                    return;
+                }
+            }
+            Settle(p, FULFILLED, x);
+        };
+        var Schedule = function (p, reaction) {
+            microtasks.push(function () {
+                var handler = p.__state === FULFILLED ? reaction.onFulfilled : reaction.onRejected;
+                if (typeof handler !== 'function') {
+                    if (p.__state === FULFILLED) reaction.resolve(p.__value);
+                    else reaction.reject(p.__value);
+                    return;
+                }
+                var result;
+                try { result = handler(p.__value); } catch (e) { reaction.reject(e); return; }
+                reaction.resolve(result);
+            });
+        };
+
+        var PromiseShim = function Promise(executor) {
+            if (!(this instanceof PromiseShim)) throw new TypeError("Promise constructor cannot be invoked without 'new'");
+            if (typeof executor !== 'function') throw new TypeError('Promise resolver ' + executor + ' is not a function');
+            hidden(this, '__state', PENDING);
+            hidden(this, '__value', undefined);
+            hidden(this, '__reactions', []);
+            var self = this, done = false;
+            try {
+                executor(function (v) {
+                    if (done) return;
+                    done = true;
+                    Resolve(self, v);
+                }, function (r) {
+                    if (done) return;
+                    done = true;
+                    Settle(self, REJECTED, r);
+                });
+            } catch (e) {
+                if (!done) { done = true; Settle(self, REJECTED, e); }
+            }
+        };
+        define(PromiseShim.prototype, 'then', function then(onFulfilled, onRejected) {
+            var resolve, reject;
+            var next = new PromiseShim(function (a, b) { resolve = a; reject = b; });
+            var reaction = { onFulfilled: onFulfilled, onRejected: onRejected, resolve: resolve, reject: reject };
+            if (this.__state === PENDING) this.__reactions.push(reaction);
+            else Schedule(this, reaction);
+            return next;
+        });
+        define(PromiseShim.prototype, 'catch', function (onRejected) { return this.then(undefined, onRejected); });
+        define(PromiseShim.prototype, 'finally', function (onFinally) {
+            if (typeof onFinally !== 'function') return this.then(onFinally, onFinally);
+            return this.then(function (v) {
+                return PromiseShim.resolve(onFinally()).then(function () { return v; });
+            }, function (r) {
+                return PromiseShim.resolve(onFinally()).then(function () { throw r; });
+            });
+        });
+        define(PromiseShim, 'resolve', function resolve(v) {
+            if (v instanceof PromiseShim) return v;
+            return new PromiseShim(function (ok) { ok(v); });
+        });
+        define(PromiseShim, 'reject', function reject(r) {
+            return new PromiseShim(function (ok, fail) { fail(r); });
+        });
+        var Combine = function (iterable, onItem, onEmpty) {
+            return new PromiseShim(function (resolve, reject) {
+                var items = [];
+                ForEachIterable(iterable, function (v) { items.push(v); });
+                if (items.length === 0) return onEmpty(resolve, reject);
+                var state = { left: items.length, out: new Array(items.length) };
+                for (var i = 0; i < items.length; i++) onItem(PromiseShim.resolve(items[i]), i, state, resolve, reject);
+            });
+        };
+        define(PromiseShim, 'all', function all(iterable) {
+            return Combine(iterable, function (p, i, st, resolve, reject) {
+                p.then(function (v) { st.out[i] = v; if (--st.left === 0) resolve(st.out); }, reject);
+            }, function (resolve) { resolve([]); });
+        });
+        define(PromiseShim, 'allSettled', function allSettled(iterable) {
+            return Combine(iterable, function (p, i, st, resolve) {
+                p.then(function (v) {
+                    st.out[i] = { status: 'fulfilled', value: v };
+                    if (--st.left === 0) resolve(st.out);
+                }, function (r) {
+                    st.out[i] = { status: 'rejected', reason: r };
+                    if (--st.left === 0) resolve(st.out);
+                });
+            }, function (resolve) { resolve([]); });
+        });
+        define(PromiseShim, 'race', function race(iterable) {
+            return Combine(iterable, function (p, i, st, resolve, reject) { p.then(resolve, reject); }, function () {});
+        });
+        define(PromiseShim, 'any', function any(iterable) {
+            return Combine(iterable, function (p, i, st, resolve, reject) {
+                p.then(resolve, function (r) {
+                    st.out[i] = r;
+                    if (--st.left === 0) {
+                        var e = new Error('All promises were rejected');
+                        e.name = 'AggregateError';
+                        e.errors = st.out;
+                        reject(e);
+                    }
+                });
+            }, function (resolve, reject) {
+                var e = new Error('All promises were rejected');
+                e.name = 'AggregateError';
+                e.errors = [];
+                reject(e);
+            });
+        });
+        define(global, 'Promise', PromiseShim);
+
+        // Timers run in virtual time: once no other job is left, the earliest is due.
+        define(global, 'setTimeout', function setTimeout(fn, ms) {
+            var args = Array.prototype.slice.call(arguments, 2);
+            var delay = Math.max(0, Number(ms) || 0);
+            timers.push({ at: virtualNow + delay, seq: ++timerSeq, fn: fn, args: args });
+            return timerSeq;
+        });
+        define(global, 'clearTimeout', function clearTimeout(id) {
+            for (var i = 0; i < timers.length; i++) {
+                if (timers[i].seq === id) { timers.splice(i, 1); return; }
+            }
+        });
+        define(global, 'queueMicrotask', function queueMicrotask(fn) {
+            if (typeof fn !== 'function') throw new TypeError('queueMicrotask needs a function');
+            microtasks.push(fn);
+        });
+
+        // For the action runtime only (prelude.js takes and deletes it):
+        //   runOne() runs the next job and returns true, or returns false when none is left;
+        //   state(p) is [0 pending | 1 fulfilled | 2 rejected, value] for a shim promise.
+        define(global, '__sigil_jobs', {
+            runOne: function () {
+                if (microtasks.length > 0) {
+                    microtasks.shift()();
+                    return true;
+                }
+                if (timers.length === 0) return false;
+                var first = 0;
+                for (var i = 1; i < timers.length; i++) {
+                    if (timers[i].at < timers[first].at ||
+                        (timers[i].at === timers[first].at && timers[i].seq < timers[first].seq)) first = i;
+                }
+                var t = timers.splice(first, 1)[0];
+                if (t.at > virtualNow) virtualNow = t.at;
+                if (typeof t.fn === 'function') t.fn.apply(undefined, t.args);
+                return true;
+            },
+            state: function (p) { return [p.__state, p.__value]; },
+            isPromise: function (p) { return p instanceof PromiseShim; }
+        });
+    }
 })(this);

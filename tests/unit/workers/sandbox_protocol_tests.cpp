@@ -31,7 +31,10 @@ class SandboxProtocolTests : public CppUnit::TestFixture {
 
 public:
     void testRoundTripsEveryMessage() {
-        auto run = std::get<SandboxRun>(RoundTrip(SandboxRun{"function main(){}", "{\"a\":1}", 30000, 64u << 20}));
+        auto run = std::get<SandboxRun>(RoundTrip(SandboxRun{"function main(){}", "{\"a\":1}", 30000, 64u << 20, true}));
+        CPPUNIT_ASSERT(run.lower);
+        CPPUNIT_ASSERT(!std::get<SandboxRun>(RoundTrip(SandboxRun{"x", "{}", 1, 1, false})).lower);
+        CPPUNIT_ASSERT_EQUAL(std::string("var a = 1;"), std::get<SandboxLowered>(RoundTrip(SandboxLowered{"var a = 1;"})).code);
         CPPUNIT_ASSERT_EQUAL(std::string("function main(){}"), run.code);
         CPPUNIT_ASSERT_EQUAL(std::string("{\"a\":1}"), run.params_json);
         CPPUNIT_ASSERT_EQUAL(std::uint64_t{30000}, run.time_ms);

@@ -54,7 +54,7 @@ class RecordingHandler : public OpHandler {
 public:
     Result<std::string> OnOp(std::string_view name, std::string_view args_json) override {
         ops.emplace_back(name);
-        if (name == "refuse") return MakeError(ErrorKind::Forbidden, "refused", "not allowed here");
+        if (name == "encrypt") return MakeError(ErrorKind::Forbidden, "refused", "not allowed here");
         return std::string(args_json);
     }
     Status OnLog(std::string_view text) override {
@@ -95,6 +95,9 @@ class SandboxRunTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testDateAndRandomWorkUnderSeccomp);
     CPPUNIT_TEST(testZygoteGoneIsAnError);
     CPPUNIT_TEST(testHeapHooksWorkOutsideARun);
+    CPPUNIT_TEST(testModernCodeIsLoweredInTheChild);
+    CPPUNIT_TEST(testLoweringSyntaxErrorNamesTheLine);
+    CPPUNIT_TEST(testRandomDiffersBetweenRuns);
     CPPUNIT_TEST(testHelloWorldLatency);
     CPPUNIT_TEST_SUITE_END();
 
@@ -121,6 +124,38 @@ public:
     }
     void tearDown() override { m_zygote.reset(); }
 
+    void testModernCodeIsLoweredInTheChild() {
+        const std::string src =
+            "const pair = async (a) => { const r = await Promise.all([a, Promise.resolve(2)]); return r; };\n"
+            "async function main({ a, ...rest }) { const [x, y] = await pair(a); return `${x}-${y}-${Object.keys(rest)}`; }";
+        RecordingHandler h;
+        auto r = RunAction(*m_zygote, RunRequest{src, R"({"a":1,"b":2})", {}, true}, h);
+        CPPUNIT_ASSERT(r.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string(R"("1-2-b")"), r->response_json);
+        CPPUNIT_ASSERT(r->lowered_code.has_value());
+        CPPUNIT_ASSERT(r->lowered_code->find("async") == std::string::npos);
+        CPPUNIT_ASSERT(r->lowered_code->find("__sigil_await(") != std::string::npos);
+        // The lowered text runs as is (what the worker's cache hands later runs).
+        auto again = RunAction(*m_zygote, RunRequest{*r->lowered_code, R"({"a":5})", {}, false}, h);
+        CPPUNIT_ASSERT(again.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string(R"("5-2-")"), again->response_json);
+        CPPUNIT_ASSERT(!again->lowered_code.has_value());
+    }
+    void testLoweringSyntaxErrorNamesTheLine() {
+        RecordingHandler h;
+        auto r = RunAction(*m_zygote, RunRequest{"async function main() {\n  return [1, 2;\n}", "{}", {}, true}, h);
+        CPPUNIT_ASSERT(r.ok());
+        CPPUNIT_ASSERT(r->end == RunEnd::ScriptError);
+        CPPUNIT_ASSERT_EQUAL(std::string("SyntaxError"), r->error.code);
+        CPPUNIT_ASSERT_MESSAGE(r->error.message, r->error.message.find("line 2") != std::string::npos);
+        CPPUNIT_ASSERT(!r->lowered_code.has_value());
+    }
+    void testRandomDiffersBetweenRuns() {
+        const std::string code = "function main() { return [Math.random(), Math.random()]; }";
+        const std::string a = Run(code).response_json, b = Run(code).response_json;
+        CPPUNIT_ASSERT(a != b);
+        CPPUNIT_ASSERT(a.find("0.") != std::string::npos);
+    }
     void testHelloWorld() {
         auto o = Run("function main() { return 'Hello World!'; }");
         CPPUNIT_ASSERT(o.end == RunEnd::Completed);
@@ -197,6 +232,10 @@ public:
         auto caught = Run("function main() { var a = []; try { while (true) a.push('x'.repeat(1e5) + a.length); }"
                           " catch (e) { a = null; } return 'fine'; }", l);
         CPPUNIT_ASSERT(caught.end == RunEnd::MemoryLimit);
+        // Many mid-sized strings (each a fresh allocation) end the same way, well before the time limit.
+        l.time_ms = 2000;
+        auto strings = Run("function main() { var a = []; while (true) a.push('x'.repeat(10000) + a.length); }", l);
+        CPPUNIT_ASSERT_EQUAL(std::string("memory_limit"), strings.error.code);
     }
     void testForbiddenSyscallsKillWithSigsys() {
         for (const char* what : {"open", "socket", "fork", "mmap_exec"}) {
@@ -216,8 +255,10 @@ public:
         CPPUNIT_ASSERT(Run("function main() { return 1; }").end == RunEnd::Completed);
     }
     void testDangerousGlobalsRemoved() {
-        auto o = Run("function main() { return [typeof Duktape, typeof Proxy, typeof CBOR, typeof __sigil_op]; }");
-        CPPUNIT_ASSERT_EQUAL(std::string(R"(["undefined","undefined","undefined","function"])"), o.response_json);
+        auto o = Run("function main() { return [typeof Duktape, typeof Proxy, typeof CBOR, typeof __sigil_op,"
+                     " typeof __sigil_log, typeof __sigil_jobs, typeof __sigil_random, typeof __sigil_crypto]; }");
+        CPPUNIT_ASSERT_EQUAL(std::string(R"(["undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined"])"),
+                             o.response_json);
     }
     void testBuiltinPrototypesFrozen() {
         auto o = Run(R"JS(
@@ -228,8 +269,8 @@ public:
               Object.prototype.polluted = 1;
               try { (function () { 'use strict'; Array.prototype.push = null; })(); r.push('no throw'); }
               catch (e) { r.push(e.name); }
-              try { __sigil_op = null; } catch (e) {}
-              r.push(({}).polluted === undefined, typeof __sigil_op);
+              try { __sigil_await = null; } catch (e) {}
+              r.push(({}).polluted === undefined, typeof __sigil_await);
               return r;
             })JS");
         CPPUNIT_ASSERT_EQUAL(std::string(R"([true,true,true,true,true,true,"TypeError",true,"function"])"), o.response_json);
@@ -242,25 +283,25 @@ public:
         RecordingHandler h;
         auto o = Run(R"JS(
             function main() {
-              var echoed = JSON.parse(__sigil_op('echo', JSON.stringify({x: [1, 2]})));
+              var echoed = Sigil.Actions.signEcdsa({x: [1, 2]});
               var refused;
-              try { __sigil_op('refuse', '{}'); } catch (e) { refused = e.message; }
+              try { Sigil.Actions.encrypt({}); } catch (e) { refused = e.message; }
               return {x: echoed.x, refused: refused};
             })JS", {}, "{}", &h);
         CPPUNIT_ASSERT(o.end == RunEnd::Completed);
         CPPUNIT_ASSERT_EQUAL(std::string(R"({"x":[1,2],"refused":"not allowed here"})"), o.response_json);
         CPPUNIT_ASSERT_EQUAL(std::size_t{2}, h.ops.size());
-        CPPUNIT_ASSERT_EQUAL(std::string("echo"), h.ops[0]);
+        CPPUNIT_ASSERT_EQUAL(std::string("signEcdsa"), h.ops[0]);
         CPPUNIT_ASSERT_EQUAL(2u, o.ops);
     }
     void testLogsReachHandler() {
         RecordingHandler h;
-        auto o = Run("function main() { __sigil_log('one'); __sigil_log({}); return 1; }", {}, "{}", &h);
+        auto o = Run("function main() { console.log('one'); console.log({}); return 1; }", {}, "{}", &h);
         CPPUNIT_ASSERT(o.end == RunEnd::Completed);
         CPPUNIT_ASSERT_EQUAL(std::size_t{2}, h.logs.size());
         CPPUNIT_ASSERT_EQUAL(std::string("one"), h.logs[0]);
-        CPPUNIT_ASSERT_EQUAL(std::string("[object Object]"), h.logs[1]);
-        auto stopped = Run("function main() { __sigil_log('stop'); while (true) {} }", {}, "{}", &h);
+        CPPUNIT_ASSERT_EQUAL(std::string("{}"), h.logs[1]);
+        auto stopped = Run("function main() { console.log('stop'); while (true) {} }", {}, "{}", &h);
         CPPUNIT_ASSERT(stopped.end == RunEnd::Stopped);
         CPPUNIT_ASSERT_EQUAL(std::string("stop_requested"), stopped.error.code);
     }
@@ -269,10 +310,10 @@ public:
         l.max_ops = 2;
         l.max_log_bytes = 10;
         l.max_response_bytes = 20;
-        CPPUNIT_ASSERT(Run("function main() { for (var i = 0; i < 3; i++) __sigil_op('a', '1'); }", l).end == RunEnd::OpLimit);
-        CPPUNIT_ASSERT(Run("function main() { __sigil_log('0123456789A'); }", l).end == RunEnd::LogLimit);
+        CPPUNIT_ASSERT(Run("function main() { for (var i = 0; i < 3; i++) Sigil.Actions.getPublicKey({}); }", l).end == RunEnd::OpLimit);
+        CPPUNIT_ASSERT(Run("function main() { console.log('0123456789A'); }", l).end == RunEnd::LogLimit);
         CPPUNIT_ASSERT(Run("function main() { return 'x'.repeat(30); }", l).end == RunEnd::ResponseLimit);
-        CPPUNIT_ASSERT(Run("function main() { __sigil_op('a', '1'); __sigil_log('0123456789'); return 'ok'; }", l).end ==
+        CPPUNIT_ASSERT(Run("function main() { Sigil.Actions.getPublicKey({}); console.log('0123456789'); return 'ok'; }", l).end ==
                        RunEnd::Completed);
     }
     void testDateAndRandomWorkUnderSeccomp() {

@@ -65,7 +65,7 @@ std::string RunLowered(const std::string& code, const std::string& params = "{}"
     if (!Eval(ctx, ShimsSource(), error)) return "ERR: shims: " + error;
     if (!Eval(ctx, PreludeSource(), error)) return "ERR: prelude: " + error;
     if (!Eval(ctx, code, error)) return "ERR: code: " + error;
-    std::string call = "JSON.stringify(main(JSON.parse(" + std::string("'") + params + "')))";
+    std::string call = "String(__sigil_run_main('" + params + "'))";
     if (duk_peval_string(ctx, call.c_str()) != 0) {
         std::string what = duk_safe_to_string(ctx, -1);
         return "ERR: main: " + what;
@@ -90,6 +90,9 @@ class TranspilerTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testAsyncArrowsAndMethods);
     CPPUNIT_TEST(testNestedAwaitAndTopLevelAwait);
     CPPUNIT_TEST(testWordsInStringsAndCommentsUntouched);
+    CPPUNIT_TEST(testPromisesSettleInOrder);
+    CPPUNIT_TEST(testAwaitRejectedPromiseThrows);
+    CPPUNIT_TEST(testSetResponseAndReturnValue);
     CPPUNIT_TEST(testSigilActionsAndAliases);
     CPPUNIT_TEST(testPreludeToleratesPinnedNatives);
     CPPUNIT_TEST(testConsoleFormatsLikeNode);
@@ -130,6 +133,51 @@ class TranspilerTests : public CppUnit::TestFixture {
 public:
     void setUp() override { g_log_lines.clear(); }
 
+    void testPromisesSettleInOrder() {
+        // Promise.all, a timer-resolved promise, then-chains and microtask order as in node:
+        // node prints ["sync","micro1","micro2","timer10","timer20"] for the order array.
+        CPPUNIT_ASSERT_EQUAL(
+            std::string(R"([[1,2,3],"late",7,["sync","micro1","micro2","timer10","timer20"],["fulfilled","rejected"]])"),
+            LowerAndRun(R"(
+                const sleep = (ms, v) => new Promise(resolve => setTimeout(() => resolve(v), ms));
+                async function main() {
+                  const order = [];
+                  setTimeout(() => order.push('timer20'), 20);
+                  setTimeout(() => order.push('timer10'), 10);
+                  Promise.resolve().then(() => order.push('micro1')).then(() => order.push('micro2'));
+                  order.push('sync');
+                  const all = await Promise.all([1, Promise.resolve(2), sleep(5, 3)]);
+                  const late = await sleep(1, 'late');
+                  const chained = await Promise.resolve(3).then(x => x * 2).then(x => x + 1);
+                  await sleep(30);
+                  const settled = (await Promise.allSettled([Promise.resolve(1), Promise.reject(new Error('no'))]))
+                      .map(r => r.status);
+                  return [all, late, chained, order, settled];
+                })"));
+        // A plain (non-async) main returning a promise is awaited too.
+        CPPUNIT_ASSERT_EQUAL(std::string(R"("then")"),
+                             LowerAndRun("function main() { return Promise.resolve('th').then(s => s + 'en'); }"));
+    }
+    void testAwaitRejectedPromiseThrows() {
+        CPPUNIT_ASSERT_EQUAL(std::string(R"(["caught: boom",42])"),
+                             LowerAndRun(R"(async function main() {
+                                 let m;
+                                 try { await Promise.reject(new Error('boom')); } catch (e) { m = 'caught: ' + e.message; }
+                                 const v = await new Promise((ok, fail) => { throw 42; }).catch(x => x);
+                                 return [m, v]; })"));
+        std::string never = LowerAndRun("async function main() { await new Promise(() => {}); }");
+        CPPUNIT_ASSERT_MESSAGE(never, never.find("can never settle") != std::string::npos);
+    }
+    void testSetResponseAndReturnValue() {
+        CPPUNIT_ASSERT_EQUAL(std::string(R"({"a":1})"),
+                             LowerAndRun("async function main() { Lit.Actions.setResponse({ response: { a: 1 } }); }"));
+        CPPUNIT_ASSERT_EQUAL(std::string(R"("returned")"),
+                             LowerAndRun("async function main() { Lit.Actions.setResponse({ response: 'set' }); return 'returned'; }"));
+        CPPUNIT_ASSERT_EQUAL(std::string(R"("second")"),
+                             LowerAndRun("function main() { Sigil.Actions.setResponse({ response: 'first' });"
+                                         " Sigil.Actions.setResponse({ response: 'second' }); }"));
+        CPPUNIT_ASSERT_EQUAL(std::string("undefined"), LowerAndRun("function main() {}"));
+    }
     void testHelloWorld() {
         CPPUNIT_ASSERT_EQUAL(std::string(R"("Hello World!")"),
                              LowerAndRun(R"(async function main() { return "Hello World!"; })"));
@@ -246,7 +294,7 @@ public:
         CPPUNIT_ASSERT_EQUAL(
             std::string(R"(["signEcdsa:{\"pkpId\":\"k\",\"toSign\":[1,2]}","signMessage:{\"pkpId\":\"k\",\"message\":\"m\"}",)"
                         R"("getPublicKey:{\"pkpId\":\"k\"}","getActionWalletAddress:{\"ipfsId\":\"Qm\"}",)"
-                        R"("getActionPublicKey:{\"ipfsId\":\"Qm\"}","getPrivateKey:{\"pkpId\":\"k\"}",false,)"
+                        R"("getActionPublicKey:{\"ipfsId\":\"Qm\"}","getPrivateKey:{\"pkpId\":\"k\"}",true,)"
                         R"("undefined","undefined",true])"),
             LowerAndRun(src));
     }
