@@ -4,6 +4,7 @@
 # Every path nginx uses (pid, logs, temp dirs) is inside PREFIX. Start it with:
 #   nginx -p PREFIX -c PREFIX/nginx.conf -g 'daemon off;'
 # Usage: render-dev.sh PREFIX PORT SOCKET EVIDENCE_DIR [MAX_BODY_BYTES] [READ_TIMEOUT_S] [NODE_MODULES]
+# SIGIL_DEV_GATEWAY="PORT:DIR" adds a plain-HTTP IPFS gateway on 127.0.0.1:PORT serving DIR at /ipfs/.
 # NODE_MODULES (default: node_modules next to this script's parent directory, i.e. the repository's)
 # must hold swagger-ui-dist (npm ci); /core/v1/swagger-ui/ serves it with nginx/swagger-ui/index.html.
 set -euo pipefail
@@ -61,6 +62,20 @@ sed -e "s|@PREFIX@|$prefix|g" -e "s|@USER_LINE@|$user_line|g" -e "s|@LISTEN@|127
     -e "s|@EVIDENCE_DIR@|$evidence|g" -e "s|@MAX_BODY_BYTES@|$max_body|g" -e "s|@READ_TIMEOUT@|$read_timeout|g" \
     -e "s|@SWAGGER_UI_DIST@|$swagger_dist|g" -e "s|@SWAGGER_UI_PAGE@|$swagger_page|g" \
     "$here/sigil.conf.template" > "$prefix/nginx.conf"
+# Development IPFS gateway (SIGIL_DEV_GATEWAY="PORT:DIR"): plain HTTP on loopback serving
+# DIR/<CID> at /ipfs/<CID>, where scripts/ipfs-add puts files. Workers verify every byte
+# against the CID, so this needs no TLS; production lists real gateways in [actions].
+if [[ -n ${SIGIL_DEV_GATEWAY:-} ]]; then
+    gw_port=${SIGIL_DEV_GATEWAY%%:*}
+    gw_dir=$(realpath -m "${SIGIL_DEV_GATEWAY#*:}")
+    [[ $gw_port =~ ^[0-9]+$ && $gw_dir =~ ^[A-Za-z0-9_./-]+$ ]] || { echo "bad SIGIL_DEV_GATEWAY: $SIGIL_DEV_GATEWAY" >&2; exit 64; }
+    mkdir -p "$gw_dir"
+    [[ $(id -u) -eq 0 ]] && chmod a+rx "$gw_dir"
+    block="    server {\n        listen 127.0.0.1:$gw_port;\n        server_name _;\n        location /ipfs/ {\n            alias $gw_dir/;\n            default_type application/octet-stream;\n        }\n        location / { return 404; }\n    }"
+    # The template's last line closes the http block: insert the server before it.
+    sed -i '$d' "$prefix/nginx.conf"
+    printf '%b\n}\n' "$block" >> "$prefix/nginx.conf"
+fi
 if grep -q '@[A-Z_]*@' "$prefix/nginx.conf"; then
     echo "unrendered placeholder left in $prefix/nginx.conf" >&2
     exit 1

@@ -11,13 +11,18 @@
 
 namespace sigil::workers {
 
-void AddApiRoutes(Router& router, Service& service);
+class ActionRunner;
+
+// `runner` may be null (no sandbox: runs answer 503 sandbox_unavailable).
+void AddApiRoutes(Router& router, Service& service, ActionRunner* runner = nullptr);
 
 void AddAccountRoutes(Router& router, Service& service);  // api_accounts.cpp: accounts and usage keys
 void AddWalletRoutes(Router& router, Service& service);   // api_wallets.cpp: PKPs and group membership
 void AddGroupRoutes(Router& router, Service& service);    // api_groups.cpp: groups
 void AddActionRoutes(Router& router, Service& service);   // api_actions.cpp: actions and CIDs
 void AddConfigRoutes(Router& router, Service& service);   // api_config.cpp: public configuration, OpenAPI
+// api_run.cpp: POST sigil_action and GET get_action_client_config.
+void AddRunRoutes(Router& router, Service& service, ActionRunner* runner);
 
 // The caller an authenticated route's handler runs for.
 inline const Caller& CallerOf(const RequestContext& ctx) { return std::any_cast<const Caller&>(ctx.auth); }

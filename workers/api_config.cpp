@@ -1,4 +1,4 @@
-// Public configuration (chain, payers, action limits) and the OpenAPI document of the route table.
+// Public configuration (chain, payers) and the OpenAPI document of the route table.
 #include <cstdint>
 #include <memory>
 
@@ -11,17 +11,6 @@ namespace {
 
 using common::ErrorKind;
 using common::MakeError;
-
-// DESIGN.md section 5 defaults. The sandbox enforces them; this endpoint only tells clients, so a
-// client can refuse an oversized action before sending it. Keep in step with the sandbox's limits.
-constexpr std::uint64_t ACTION_TIMEOUT_MS = 30000;
-constexpr std::uint64_t ACTION_MEMORY_LIMIT_BYTES = 64ull << 20;
-constexpr std::uint64_t ACTION_MAX_CODE_BYTES = 16ull << 20;
-constexpr std::uint64_t ACTION_MAX_JS_PARAMS_BYTES = 64ull << 10;
-constexpr std::uint64_t ACTION_MAX_RESPONSE_BYTES = 100ull << 10;
-constexpr std::uint64_t ACTION_MAX_CONSOLE_LOG_BYTES = 100ull << 10;
-constexpr std::uint64_t ACTION_MAX_FETCH_COUNT = 50;
-constexpr std::uint64_t ACTION_MAX_KEY_REQUESTS = 10;
 
 struct KnownChain {
     std::uint64_t id;
@@ -78,17 +67,6 @@ common::Result<HttpResponse> AdminApiPayer(Service& service) {
     return JsonResponse(200, AddressJson(*admin));
 }
 
-HttpResponse ActionClientConfig() {
-    return JsonResponse(200, "{\"timeout_ms\":" + std::to_string(ACTION_TIMEOUT_MS) +
-                                 ",\"memory_limit_bytes\":" + std::to_string(ACTION_MEMORY_LIMIT_BYTES) +
-                                 ",\"max_code_bytes\":" + std::to_string(ACTION_MAX_CODE_BYTES) +
-                                 ",\"max_js_params_bytes\":" + std::to_string(ACTION_MAX_JS_PARAMS_BYTES) +
-                                 ",\"max_response_bytes\":" + std::to_string(ACTION_MAX_RESPONSE_BYTES) +
-                                 ",\"max_console_log_bytes\":" + std::to_string(ACTION_MAX_CONSOLE_LOG_BYTES) +
-                                 ",\"max_fetch_count\":" + std::to_string(ACTION_MAX_FETCH_COUNT) +
-                                 ",\"max_key_requests\":" + std::to_string(ACTION_MAX_KEY_REQUESTS) + "}");
-}
-
 constexpr const char* kAddress = R"({"type":"string","pattern":"^0x[0-9a-f]{40}$"})";
 
 constexpr const char* kChainConfigSchema =
@@ -96,18 +74,6 @@ constexpr const char* kChainConfigSchema =
     R"("properties":{"chain_name":{"type":"string"},"chain_id":{"type":"integer","minimum":1},)"
     R"("is_evm":{"type":"boolean"},"testnet":{"type":"boolean"},"token":{"type":"string"},)"
     R"("contract_address":{"type":"string","pattern":"^0x[0-9a-f]{40}$","description":"AccountConfig contract"}}})";
-
-constexpr const char* kActionConfigSchema =
-    R"({"type":"object","required":["timeout_ms","memory_limit_bytes","max_code_bytes","max_js_params_bytes",)"
-    R"("max_response_bytes","max_console_log_bytes","max_fetch_count","max_key_requests"],"properties":{)"
-    R"("timeout_ms":{"type":"integer","description":"wall-clock limit of one run"},)"
-    R"("memory_limit_bytes":{"type":"integer","description":"sandbox heap limit"},)"
-    R"("max_code_bytes":{"type":"integer","description":"largest action source"},)"
-    R"("max_js_params_bytes":{"type":"integer","description":"largest serialized js_params"},)"
-    R"("max_response_bytes":{"type":"integer","description":"largest serialized response"},)"
-    R"("max_console_log_bytes":{"type":"integer","description":"console output kept per run"},)"
-    R"("max_fetch_count":{"type":"integer","description":"fetch calls per run"},)"
-    R"("max_key_requests":{"type":"integer","description":"key operations (sign, encrypt...) per run"}}})";
 
 constexpr const char* kOpenApiSchema =
     R"({"type":"object","required":["openapi","info","paths"],"properties":{"openapi":{"type":"string"},)"
@@ -127,9 +93,6 @@ void AddConfigRoutes(Router& router, Service& service) {
     router.Add({"GET", "/core/v1/get_admin_api_payer", AuthRequirement::None, BodyKind::None,
                 [&service](RequestContext&) { return AdminApiPayer(service); },
                 "Address of the admin payer wallet", "configuration", "", kAddress});
-    router.Add({"GET", "/core/v1/get_action_client_config", AuthRequirement::None, BodyKind::None,
-                [](RequestContext&) -> common::Result<HttpResponse> { return ActionClientConfig(); },
-                "Limits every action run is held to", "configuration", "", kActionConfigSchema});
 
     // Generated at the first request, not here: routes registered after this call (test routes,
     // later resources) must appear too. Workers are single-threaded, so the cache needs no lock.

@@ -1,5 +1,7 @@
 // sigil-worker: one FastCGI responder process, started by sigil-supervisor with the listen socket
 // on fd 0 and the scoreboard in $SIGIL_SCOREBOARD_FD. Usage: sigil-worker -c CONFIG [--check]
+// Also: sigil-worker --cid FILE prints the file's CIDv0 (as `ipfs add --cid-version=0` would),
+// which scripts/ipfs-add uses to fill the development gateway.
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -12,9 +14,14 @@
 #include <optional>
 #include <string>
 
+#include <fstream>
+#include <iterator>
+
+#include "common/cid.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
+#include "workers/action_runner.h"
 #include "workers/api.h"
 #include "workers/fcgi_server.h"
 #include "workers/service.h"
@@ -44,6 +51,16 @@ std::optional<long> EnvNumber(const char* name) {
 
 int main(int argc, char** argv) {
     using namespace sigil;
+    if (argc == 3 && std::strcmp(argv[1], "--cid") == 0) {
+        std::ifstream in(argv[2], std::ios::binary);
+        if (!in) {
+            std::fprintf(stderr, "sigil-worker: cannot read %s\n", argv[2]);
+            return 66;
+        }
+        const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::printf("%s\n", common::ComputeCidV0(data).c_str());
+        return 0;
+    }
     std::string config_path;
     bool check = false;
     for (int i = 1; i < argc; ++i) {
@@ -87,10 +104,18 @@ int main(int argc, char** argv) {
         common::LogError(config.error().message);
         return kExitConfig;
     }
+    auto action_settings = workers::ActionSettings::FromConfig(*config);
+    if (!action_settings.ok()) {
+        common::LogError(action_settings.error().message);
+        return kExitConfig;
+    }
     if (check) {
         std::printf("%s: configuration ok\n", config_path.c_str());
         return 0;
     }
+    // The sandbox zygote forks first, while this process holds nothing but its configuration.
+    auto runner = workers::ActionRunner::Create(std::move(action_settings).value());
+    if (!runner.ok()) common::LogError("action sandbox unavailable: " + runner.error().message);
 
     std::optional<common::Scoreboard> scoreboard;
     std::uint32_t slot = 0;
@@ -126,7 +151,7 @@ int main(int argc, char** argv) {
         common::LogError(service.error().message);
         return kExitConfig;
     }
-    workers::AddApiRoutes(router, **service);
+    workers::AddApiRoutes(router, **service, runner.ok() ? runner->get() : nullptr);
     if (config->GetBool("worker", "test_routes")) {
         common::LogWarn("test_routes enabled: /core/v1/test/* is served");
         workers::AddTestRoutes(router);

@@ -5,6 +5,8 @@
 //
 //   const stack = await startStack({workers});   // waits for /health 200
 //   stack.url, stack.rpcUrl, stack.chainId, stack.contract, stack.home
+//   stack.gatewayDir: files named by their CID there are served by the dev gateway the workers use
+//   startStack({actions: ['max_fetch_count = 2']}) adds lines to the [actions] section
 //   await stack.request(method, path, {key, bearer, body, rawBody, contentType, headers, query})
 //     -> {status, headers, json, text}   (path relative to /core/v1 unless it starts with '/core' or
 //                                         is '/health'; json is null when the body is not JSON)
@@ -109,7 +111,7 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 }
 
 /// Starts the stack. Options: workers (default 2).
-export async function startStack({ workers = 2, testRoutes = false } = {}) {
+export async function startStack({ workers = 2, testRoutes = false, actions = [] } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -169,7 +171,10 @@ export async function startStack({ workers = 2, testRoutes = false } = {}) {
       '--allowed-uid', String(process.getuid()), '--chain-id', String(chain.chain_id),
       '--contract', chain.contract_address, '--payers', String(payers)], join(logs, 'keyd.log')));
 
-    // 4. supervisor and workers.
+    // 4. supervisor and workers (with the development IPFS gateway nginx serves below).
+    const gatewayPort = await freePort();
+    const gatewayDir = join(run, 'ipfs');
+    mkdirSync(gatewayDir, { mode: 0o755 });
     const fcgiSocket = join(run, 'fcgi.sock');
     const conf = join(home, 'sigil.conf');
     writeFileSync(conf, [
@@ -178,6 +183,7 @@ export async function startStack({ workers = 2, testRoutes = false } = {}) {
       '[chain]', `rpc_url = ${chain.rpc_url}`, `contract_address = ${chain.contract_address}`,
       `chain_id = ${chain.chain_id}`, '',
       '[keyd]', `socket_path = ${keydSocket}`, '',
+      '[actions]', `ipfs_gateways = http://127.0.0.1:${gatewayPort}/ipfs/`, ...actions, '',
     ].join('\n'));
     children.push(launch('supervisor', supervisorBin, ['-c', conf], join(logs, 'supervisor.log')));
 
@@ -185,7 +191,7 @@ export async function startStack({ workers = 2, testRoutes = false } = {}) {
     const port = await freePort();
     const prefix = join(home, 'nginx');
     execFileSync(join(SOURCE_DIR, 'nginx/render-dev.sh'), [prefix, String(port), fcgiSocket, join(run, 'evidence')],
-      { stdio: ['ignore', 'ignore', 'pipe'] });
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SIGIL_DEV_GATEWAY: `${gatewayPort}:${gatewayDir}` } });
     children.push(launch('nginx', 'nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'],
       join(logs, 'nginx.log')));
 
@@ -226,7 +232,8 @@ export async function startStack({ workers = 2, testRoutes = false } = {}) {
     };
 
     return {
-      url, home, logs, agent, request, stop,
+      url, home, logs, agent, request, stop, gatewayDir,
+      gatewayUrl: `http://127.0.0.1:${gatewayPort}/ipfs/`,
       rpcUrl: chain.rpc_url,
       chainId: chain.chain_id,
       contract: chain.contract_address,

@@ -1,0 +1,85 @@
+// Benchmark of action runs through nginx (not a test; run by hand):
+//   SIGIL_BUILD_DIR=build node tests/bench/bench_actions.mjs [--workers 4] [--runs 300] [--seconds 5]
+// Starts a stack (tests/api/stack.mjs), creates an account with a PKP and a group listing the
+// actions below, then for each action measures sequential latency (concurrency 1: p50/p99) and
+// runs/s with p50/p99 at concurrency 16 (keep-alive HTTPS, like a real client):
+//   hello world      async function main() { return "Hello World!"; }
+//   signMessage      an EIP-191 signature with the PKP (keyd, chain permission check, signing)
+//   encrypt          AES-256-GCM with the PKP's encryption key
+//   ethers wallet    the action key, ethers.Wallet and signMessage (the issue's fourth example)
+// Every answer is checked (200 and has_error false); a failed run aborts the benchmark.
+import { performance } from 'node:perf_hooks';
+import { startStack, newAccount, addGroup, createWallet } from '../api/stack.mjs';
+
+function arg(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && i + 1 < process.argv.length ? Number(process.argv[i + 1]) : fallback;
+}
+const WORKERS = arg('workers', 4);
+const RUNS = arg('runs', 300);
+const SECONDS = arg('seconds', 5);
+const CONCURRENCY = arg('concurrency', 16);
+
+const ACTIONS = {
+  'hello world': 'async function main() { return "Hello World!"; }',
+  signMessage: 'async function main({ pkpId }) { return await Lit.Actions.signMessage({ pkpId, message: "bench" }); }',
+  encrypt: 'async function main({ pkpId }) { return await Lit.Actions.Encrypt({ pkpId, message: "bench secret" }); }',
+  'ethers wallet': 'async function main() { const pk = await Lit.Actions.getLitActionPrivateKey(); const wallet = new ethers.Wallet(pk); const signature = await wallet.signMessage("Chipotle Rocks!"); return { wallet_address: wallet.address, signature, publicKey: wallet.publicKey }; }',
+};
+
+const quantile = (s, q) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
+function summary(ms) {
+  const s = [...ms].sort((a, b) => a - b);
+  return { n: s.length, p50: quantile(s, 0.5), p99: quantile(s, 0.99) };
+}
+
+const stack = await startStack({ workers: WORKERS });
+try {
+  const { api_key: key } = await newAccount(stack, 'bench actions');
+  const pkp = await createWallet(stack, key);
+  const cids = [];
+  for (const code of Object.values(ACTIONS)) {
+    const r = await stack.request('POST', 'get_sigil_action_ipfs_id', { rawBody: JSON.stringify(code) });
+    cids.push(JSON.parse(r.text));
+  }
+  await addGroup(stack, key, 'bench', { pkp_ids_permitted: [pkp], cid_hashes_permitted: [] });
+  for (const cid of cids) {
+    const r = await stack.request('POST', 'add_action_to_group', { key, body: { group_id: '1', action_ipfs_cid: cid } });
+    if (r.status !== 200) throw new Error(`add_action_to_group: ${r.status} ${r.text}`);
+  }
+  const runOnce = async (code) => {
+    const r = await stack.request('POST', 'sigil_action', { key, body: { code, pkp_id: pkp, js_params: { pkpId: pkp } } });
+    if (r.status !== 200 || r.json?.has_error !== false) throw new Error(`run failed: ${r.status} ${r.text.slice(0, 300)}`);
+  };
+
+  console.log(`Sigil action runs through nginx (HTTPS, keep-alive), ${WORKERS} workers, inline code`);
+  console.log(`${'action'.padEnd(16)} ${'c1 p50'.padStart(8)} ${'c1 p99'.padStart(8)} ${`c${CONCURRENCY} p50`.padStart(8)} ${`c${CONCURRENCY} p99`.padStart(8)} ${'runs/s'.padStart(8)}   (ms)`);
+  for (const [name, code] of Object.entries(ACTIONS)) {
+    for (let i = 0; i < 3 * WORKERS; i++) await runOnce(code); // every worker lowers and caches it
+    const seq = [];
+    for (let i = 0; i < RUNS; i++) {
+      const t0 = performance.now();
+      await runOnce(code);
+      seq.push(performance.now() - t0);
+    }
+    let done = 0;
+    const lat = [];
+    const deadline = performance.now() + SECONDS * 1000;
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < deadline) {
+        const s = performance.now();
+        await runOnce(code);
+        lat.push(performance.now() - s);
+        done++;
+      }
+    }));
+    const rate = done / ((performance.now() - t0) / 1000);
+    const a = summary(seq);
+    const b = summary(lat);
+    const f = (x) => x.toFixed(2).padStart(8);
+    console.log(`${name.padEnd(16)} ${f(a.p50)} ${f(a.p99)} ${f(b.p50)} ${f(b.p99)} ${rate.toFixed(0).padStart(8)}`);
+  }
+} finally {
+  await stack.stop();
+}
