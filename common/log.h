@@ -11,6 +11,8 @@ enum class LogLevel { Debug = 0, Info = 1, Warn = 2, Error = 3 };
 // Lines below `level` are dropped. Default Info; SIGIL_LOG_LEVEL=debug|info|warn|error overrides.
 void SetLogLevel(LogLevel level);
 LogLevel GetLogLevel();
+// True when a line at `level` would be written (skip building a message that would be dropped).
+inline bool LogEnabled(LogLevel level) { return level >= GetLogLevel(); }
 
 // Name printed in every line (e.g. "keyd", "worker[3]").
 void SetLogComponent(std::string_view component);

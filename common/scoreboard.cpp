@@ -125,6 +125,7 @@ void Scoreboard::Assign(std::uint32_t index, std::int32_t pid, std::uint32_t gen
     auto& s = Slot(index);
     s.requests.store(0);
     s.request_start_ms.store(0);
+    s.drain.store(0);
     s.generation.store(generation);
     s.pid.store(pid);
     s.state.store(static_cast<std::uint32_t>(SlotState::Starting));

@@ -31,6 +31,9 @@ struct ScoreboardSlot {
     std::atomic<std::uint32_t> generation;       // supervisor reload generation that started it
     std::atomic<std::int64_t> request_start_ms;  // MonotonicMs() when the current request began
     std::atomic<std::uint64_t> requests;         // requests served by the current worker
+    // Set by the supervisor (before its SIGQUIT) when the worker should finish and exit: a busy
+    // worker reads it between requests without a system call.
+    std::atomic<std::uint32_t> drain;
 };
 
 struct ScoreboardSummary {

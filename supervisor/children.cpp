@@ -165,6 +165,7 @@ std::uint32_t ChildPool::CountWanted(std::uint32_t generation) const {
 void ChildPool::Drain(std::uint32_t below_generation, std::int64_t now_ms) {
     for (auto& [pid, c] : m_children) {
         if (c.quit_sent_ms != 0 || c.generation >= below_generation) continue;
+        if (m_scoreboard.Slot(c.slot).pid.load() == pid) m_scoreboard.Slot(c.slot).drain.store(1);
         kill(pid, SIGQUIT);
         c.quit_sent_ms = now_ms;
     }

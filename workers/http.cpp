@@ -66,27 +66,28 @@ std::optional<std::string> HttpRequest::QueryParam(std::string_view name) const 
     return std::nullopt;
 }
 
-HttpRequest RequestFromParams(const std::vector<std::pair<std::string, std::string>>& params, std::string body) {
+HttpRequest RequestFromParams(const CgiParams& params, std::string body) {
     HttpRequest r;
     std::string request_uri, document_uri;
     for (const auto& [name, value] : params) {
         if (name == "REQUEST_METHOD") {
-            r.method = value;
+            r.method = std::string(value);
         } else if (name == "REQUEST_URI") {
-            request_uri = value;
+            request_uri = std::string(value);
         } else if (name == "DOCUMENT_URI") {
-            document_uri = value;
+            document_uri = std::string(value);
         } else if (name == "QUERY_STRING") {
-            r.query = value;
+            r.query = std::string(value);
         } else if (name == "CONTENT_TYPE") {
-            r.content_type = value;
-            r.headers["content-type"] = value;
+            r.content_type = std::string(value);
+            r.headers["content-type"] = std::string(value);
         } else if (name == "REMOTE_ADDR") {
-            r.remote_addr = value;
+            r.remote_addr = std::string(value);
         } else if (name.rfind("HTTP_", 0) == 0 && name.size() > 5) {
             std::string h;
+            h.reserve(name.size() - 5);
             for (char c : name.substr(5)) h += c == '_' ? '-' : Lower(c);
-            r.headers[h] = value;
+            r.headers[std::move(h)] = std::string(value);
         }
     }
     r.path = !document_uri.empty() ? document_uri : request_uri.substr(0, request_uri.find('?'));

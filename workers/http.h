@@ -37,7 +37,9 @@ struct HttpRequest {
 // Builds a request from FastCGI params ("NAME", "value") and the body already read.
 // HTTP_X_API_KEY becomes header "x-api-key"; CONTENT_TYPE also appears as header "content-type".
 // The path is DOCUMENT_URI if set, else REQUEST_URI up to '?'. request_id is left empty.
-HttpRequest RequestFromParams(const std::vector<std::pair<std::string, std::string>>& params, std::string body);
+// CGI parameters as name/value views (into libfcgi's request memory, valid until the request ends).
+using CgiParams = std::vector<std::pair<std::string_view, std::string_view>>;
+HttpRequest RequestFromParams(const CgiParams& params, std::string body);
 
 // Keeps printable ASCII (0x20..0x7e), trims spaces, truncates to 128 characters. Returns "" when
 // nothing is left, in which case the id is not echoed.
