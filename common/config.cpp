@@ -23,7 +23,7 @@ constexpr ConfigKey kSchema[] = {
      "if set, chown the socket to this group (then socket_mode 0660 suffices)"},
     {"supervisor", "workers", ConfigType::Int, "0", 0, 256,
      "worker processes; 0 = 2 x online CPUs, capped at 32"},
-    {"supervisor", "max_requests", ConfigType::Int, "10000", 1, kMaxInt,
+    {"supervisor", "max_requests", ConfigType::Int, "100000", 1, kMaxInt,
      "a worker exits after serving this many requests and is replaced"},
     {"supervisor", "request_hard_timeout_s", ConfigType::Int, "60", 1, 86400,
      "the supervisor SIGKILLs a worker busy on one request longer than this"},

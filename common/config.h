@@ -15,7 +15,7 @@
 //   socket_mode             = 0666                  octal permissions of the socket
 //   socket_group            = (empty)               if set, chown the socket to this group
 //   workers                 = 0                     worker processes; 0 = 2 x online CPUs, capped at 32
-//   max_requests            = 1000                  a worker exits after this many requests (recycling)
+//   max_requests            = 100000                a worker exits after this many requests (recycling)
 //   request_hard_timeout_s  = 60                    the master SIGKILLs a worker busy longer than this
 //   graceful_stop_timeout_s = 10                    QUIT -> TERM after this, TERM -> KILL 2 s later
 //   scoreboard_name         = sigil-scoreboard      name of the shared-memory scoreboard (memfd)

@@ -16,7 +16,7 @@ struct SupervisorOptions {
     unsigned socket_mode = 0666;
     std::string socket_group;
     std::uint32_t workers = 1;     // resolved: never 0
-    std::uint64_t max_requests = 1000;
+    std::uint64_t max_requests = 100000;
     std::int64_t request_hard_timeout_ms = 60000;
     std::int64_t graceful_stop_timeout_ms = 10000;
     std::string scoreboard_name;

@@ -26,7 +26,7 @@ common::Result<std::string> ReadBoundedBody(const std::function<std::size_t(char
 struct FcgiServerOptions {
     int listen_fd = 0;                   // FCGI_LISTENSOCK_FILENO
     std::size_t max_body_bytes = 1 << 20;
-    std::uint64_t max_requests = 1000;   // exit after this many (the supervisor starts a fresh worker)
+    std::uint64_t max_requests = 100000;   // exit after this many (the supervisor starts a fresh worker)
     common::Scoreboard* scoreboard = nullptr;  // optional
     std::uint32_t slot = 0;
 };

@@ -44,7 +44,7 @@ public:
         CPPUNIT_ASSERT(r.ok());
         CPPUNIT_ASSERT_EQUAL(std::string("/run/sigil/fcgi.sock"), r->GetString("supervisor", "socket_path"));
         CPPUNIT_ASSERT_EQUAL(std::int64_t{0666}, r->GetInt("supervisor", "socket_mode"));
-        CPPUNIT_ASSERT_EQUAL(std::int64_t{10000}, r->GetInt("supervisor", "max_requests"));
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{100000}, r->GetInt("supervisor", "max_requests"));
         CPPUNIT_ASSERT_EQUAL(std::int64_t{60}, r->GetInt("supervisor", "request_hard_timeout_s"));
         CPPUNIT_ASSERT_EQUAL(std::int64_t{1048576}, r->GetInt("worker", "max_body_bytes"));
         CPPUNIT_ASSERT_EQUAL(false, r->GetBool("worker", "test_routes"));
