@@ -25,13 +25,14 @@ struct Scoreboard::Header {
     std::uint32_t slots;
     std::atomic<std::uint64_t> requests_served;
     std::atomic<std::uint64_t> chain_epoch;  // bumped after every relayed write (see ChainEpoch)
-    std::uint8_t pad[32];  // keep slots off the header's cache line
+    std::atomic<std::uint64_t> connections_accepted;
+    std::uint8_t pad[24];  // keep slots off the header's cache line
 };
 
 namespace {
 
 constexpr std::uint64_t kMagic = 0x5349474953425244ULL;  // "SIGISBRD"
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
 
 std::size_t SizeFor(std::uint32_t slots) {
     return 64 + static_cast<std::size_t>(slots) * sizeof(ScoreboardSlot);  // 64 = sizeof(Header)
@@ -163,10 +164,13 @@ std::uint64_t Scoreboard::CountRequest(std::uint32_t index) {
     return Slot(index).requests.fetch_add(1) + 1;
 }
 
+void Scoreboard::CountConnection() { header()->connections_accepted.fetch_add(1, std::memory_order_relaxed); }
+
 ScoreboardSummary Scoreboard::Summarize() const {
     ScoreboardSummary sum;
     sum.capacity = capacity();
     sum.requests_served = header()->requests_served.load();
+    sum.connections_accepted = header()->connections_accepted.load();
     for (std::uint32_t i = 0; i < sum.capacity; ++i) {
         switch (static_cast<SlotState>(Slot(i).state.load())) {
             case SlotState::Free: continue;

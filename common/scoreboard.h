@@ -43,6 +43,7 @@ struct ScoreboardSummary {
     std::uint32_t starting = 0;
     std::uint32_t draining = 0;
     std::uint64_t requests_served = 0;  // since the supervisor started, by every worker ever
+    std::uint64_t connections_accepted = 0;  // FastCGI connections from nginx, same span
     std::uint32_t capacity = 0;         // number of slots
 };
 
@@ -89,6 +90,8 @@ public:
     void MarkDraining(std::uint32_t index);
     // Ends a request: counts it in the slot and in the total, returns the slot's new count.
     std::uint64_t CountRequest(std::uint32_t index);
+    // Counts a connection accepted from nginx (kept connections carry many requests each).
+    void CountConnection();
 
     ScoreboardSummary Summarize() const;
 

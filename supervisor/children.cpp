@@ -20,6 +20,8 @@ namespace {
 
 constexpr int kScoreboardChildFd = 3;
 constexpr int kConfigChildFd = 4;
+constexpr int kHandoffSendChildFd = 5;
+constexpr int kHandoffRecvChildFd = 6;
 constexpr std::int64_t kKillAfterTermMs = 2000;
 
 std::vector<std::string> ChildEnvironment(std::uint32_t slot) {
@@ -30,6 +32,7 @@ std::vector<std::string> ChildEnvironment(std::uint32_t slot) {
         const std::string_view v(*e);
         if (v.rfind(fd_prefix, 0) == 0 || v.rfind(slot_prefix, 0) == 0) continue;
         if (v.rfind("SIGIL_SUPERVISOR_PID=", 0) == 0 || v.rfind("SIGIL_CONFIG_FD=", 0) == 0) continue;
+        if (v.rfind("SIGIL_HANDOFF_SEND_FD=", 0) == 0 || v.rfind("SIGIL_HANDOFF_RECV_FD=", 0) == 0) continue;
         // systemd's notify socket and watchdog belong to the supervisor alone.
         if (v.rfind("NOTIFY_SOCKET=", 0) == 0 || v.rfind("WATCHDOG_", 0) == 0) continue;
         env.emplace_back(v);
@@ -38,11 +41,13 @@ std::vector<std::string> ChildEnvironment(std::uint32_t slot) {
     env.push_back("SIGIL_SUPERVISOR_PID=" + std::to_string(getpid()));
     env.push_back("SIGIL_CONFIG_FD=" + std::to_string(kConfigChildFd));
     env.push_back(slot_prefix + std::to_string(slot));
+    env.push_back("SIGIL_HANDOFF_SEND_FD=" + std::to_string(kHandoffSendChildFd));
+    env.push_back("SIGIL_HANDOFF_RECV_FD=" + std::to_string(kHandoffRecvChildFd));
     return env;
 }
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void ExecWorker(int listen_fd, int scoreboard_fd, int config_fd, pid_t parent, char* const* argv,
+[[noreturn]] void ExecWorker(const SpawnSpec& spec, int scoreboard_fd, pid_t parent, char* const* argv,
                              char* const* envp) {
     sigset_t none;
     sigemptyset(&none);
@@ -53,12 +58,16 @@ std::vector<std::string> ChildEnvironment(std::uint32_t slot) {
     if (getppid() != parent) _exit(1);
     // Move the sources above the target numbers first, so no dup2 overwrites a source.
     const int sb = fcntl(scoreboard_fd, F_DUPFD, 10);
-    const int cfg = fcntl(config_fd, F_DUPFD, 10);
-    if (sb < 0 || cfg < 0) _exit(126);
-    if (dup2(listen_fd, 0) != 0) _exit(126);
+    const int cfg = fcntl(spec.config_fd, F_DUPFD, 10);
+    const int hs = fcntl(spec.handoff_send_fd, F_DUPFD, 10);
+    const int hr = fcntl(spec.handoff_recv_fd, F_DUPFD, 10);
+    if (sb < 0 || cfg < 0 || hs < 0 || hr < 0) _exit(126);
+    if (dup2(spec.listen_fd, 0) != 0) _exit(126);
     if (dup2(sb, kScoreboardChildFd) != kScoreboardChildFd) _exit(126);
     if (dup2(cfg, kConfigChildFd) != kConfigChildFd) _exit(126);
-    close_range(kConfigChildFd + 1, ~0U, 0);
+    if (dup2(hs, kHandoffSendChildFd) != kHandoffSendChildFd) _exit(126);
+    if (dup2(hr, kHandoffRecvChildFd) != kHandoffRecvChildFd) _exit(126);
+    close_range(kHandoffRecvChildFd + 1, ~0U, 0);
     execve(argv[0], argv, envp);
     static const char msg[] = "sigil-supervisor: exec of the worker binary failed\n";
     [[maybe_unused]] auto n = write(2, msg, sizeof msg - 1);
@@ -115,7 +124,7 @@ common::Result<pid_t> ChildPool::Spawn(std::uint32_t generation, std::int64_t no
         m_scoreboard.Release(*slot);
         return common::MakeError(common::ErrorKind::Internal, "fork_failed", std::string("fork: ") + std::strerror(errno));
     }
-    if (pid == 0) ExecWorker(m_spec.listen_fd, m_scoreboard.fd(), m_spec.config_fd, parent, argv.data(), envp.data());
+    if (pid == 0) ExecWorker(m_spec, m_scoreboard.fd(), parent, argv.data(), envp.data());
 
     m_scoreboard.Slot(*slot).pid.store(pid);
     Child c;

@@ -1,4 +1,5 @@
-// The worker processes: fork+exec with the listen socket on fd 0, reaping, draining, escalation,
+// The worker processes: fork+exec with the listen socket on fd 0 (and the scoreboard, config
+// snapshot and connection handoff pair on 3-6), reaping, draining, escalation,
 // hard-timeout kills, and the crash-loop restart backoff.
 #pragma once
 
@@ -21,6 +22,10 @@ struct SpawnSpec {
     std::string config_path;
     int listen_fd = -1;  // becomes the child's fd 0
     int config_fd = -1;  // ConfigSnapshot; becomes the child's fd 4 ($SIGIL_CONFIG_FD)
+    // The pool's connection handoff pair (workers/fcgi_handoff.h): fds 5 and 6
+    // ($SIGIL_HANDOFF_SEND_FD, $SIGIL_HANDOFF_RECV_FD).
+    int handoff_send_fd = -1;
+    int handoff_recv_fd = -1;
 };
 
 struct Child {

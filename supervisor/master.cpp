@@ -2,10 +2,13 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 
 #include "common/log.h"
 #include "common/scoreboard.h"
@@ -49,6 +52,10 @@ public:
 private:
     void FillPool(std::int64_t now);
     void Reload(std::int64_t now);
+    SpawnSpec Spec() const {
+        return SpawnSpec{m_opt.worker_binary, m_opt.config_path, m_socket->fd(), m_config_fd.get(), m_handoff_send.get(),
+                         m_handoff_recv.get()};
+    }
     void BeginStop(std::int64_t now);
     void Tick(std::int64_t now);
 
@@ -57,6 +64,8 @@ private:
     std::optional<ListenSocket> m_socket;
     std::optional<common::Scoreboard> m_scoreboard;
     common::UniqueFd m_config_fd;
+    common::UniqueFd m_handoff_send;
+    common::UniqueFd m_handoff_recv;
     std::optional<ChildPool> m_pool;
     RestartBackoff m_backoff;
     std::uint32_t m_generation = 1;
@@ -93,7 +102,16 @@ int Master::Run() {
         return 1;
     }
     m_config_fd = std::move(snapshot).value();
-    m_pool.emplace(*m_scoreboard, SpawnSpec{m_opt.worker_binary, m_opt.config_path, m_socket->fd(), m_config_fd.get()});
+    // Workers pass idle kept FastCGI connections to each other through this pair; it outlives
+    // every worker (and reloads), so connections handed off by a draining worker reach its successors.
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) != 0) {
+        LogError(std::string("socketpair (connection handoff): ") + std::strerror(errno));
+        return 1;
+    }
+    m_handoff_send = common::UniqueFd(pair[0]);
+    m_handoff_recv = common::UniqueFd(pair[1]);
+    m_pool.emplace(*m_scoreboard, Spec());
     m_watchdog_ms = WatchdogIntervalMs();
 
     LogInfo("listening on " + m_opt.socket_path + " with " + std::to_string(m_opt.workers) + " workers (" +
@@ -175,7 +193,7 @@ void Master::Reload(std::int64_t now) {
     m_opt = std::move(next).value();
     // Old workers keep their inherited copy of the previous snapshot; new ones get this one.
     m_config_fd = std::move(snapshot).value();
-    m_pool->SetSpec(SpawnSpec{m_opt.worker_binary, m_opt.config_path, m_socket->fd(), m_config_fd.get()});
+    m_pool->SetSpec(Spec());
     ++m_generation;
     LogInfo("reloading: generation " + std::to_string(m_generation) + ", " + std::to_string(m_opt.workers) + " workers");
     // New workers first, then drain the old ones: the socket never lacks an accepting worker.

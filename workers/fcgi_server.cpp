@@ -3,19 +3,27 @@
 #include <fcgiapp.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
+#include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/handles.h"
 #include "common/log.h"
 #include "common/uuid.h"
+#include "workers/fcgi_handoff.h"
 #include "workers/http.h"
 
 namespace sigil::workers {
@@ -26,8 +34,12 @@ using common::LogInfo;
 
 // Requests taking at least this long are logged by the worker at info level.
 constexpr std::int64_t SLOW_REQUEST_MS = 1000;
-// Longest a blocked accept waits before the loop looks at the quit flag again.
-constexpr long ACCEPT_TIMEOUT_MS = 500;
+// An idle worker wakes this often to look at its drain flag (SIGQUIT wakes it at once).
+constexpr int IDLE_WAKE_MS = 500;
+// A request running longer than this makes the worker hand its idle connections to the pool.
+constexpr std::int64_t HANDOFF_AFTER_NS = 2'000'000;
+// Most input read and discarded after a response so a kept connection stays usable.
+constexpr std::size_t MAX_DRAIN_BYTES = std::size_t{64} << 20;
 
 // One FastCGI request object, reused across connections; FCGX_Free releases its buffers.
 class FcgiRequest {
@@ -73,6 +85,19 @@ common::UniqueFd QuitSignalFd() {
     return common::UniqueFd(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
 }
 
+// Reads and discards the rest of a request's input. False when it does not end within
+// MAX_DRAIN_BYTES or the stream fails (the connection is then closed, not kept).
+bool DrainInput(FCGX_Stream* in) {
+    char buf[16384];
+    std::size_t total = 0;
+    for (;;) {
+        const int got = FCGX_GetStr(buf, sizeof buf, in);
+        if (got <= 0) return FCGX_GetError(in) == 0;
+        total += static_cast<std::size_t>(got);
+        if (total > MAX_DRAIN_BYTES) return false;
+    }
+}
+
 bool QuitRequested(int sfd) {
     signalfd_siginfo si{};
     bool quit = false;
@@ -82,6 +107,230 @@ bool QuitRequested(int sfd) {
     return quit;
 }
 
+// The connections a worker watches: the shared listen socket and handoff queue (both with
+// EPOLLEXCLUSIVE, so the kernel wakes one idle worker per event instead of every idle worker),
+// its signalfd, and the idle kept connections it holds.
+//
+// While the worker serves a request it keeps holding its other connections: most requests take
+// well under a millisecond, and passing connections around costs more than the connect/accept it
+// saves. A request that runs longer than HANDOFF_AFTER_NS (2 ms) is another matter, since nginx
+// may write the next request on one of those connections: a helper thread then looks every 2 ms
+// and hands each connection with a request waiting to the pool, so no request waits behind
+// another for more than about that long.
+class Connections {
+public:
+    Connections(int listen_fd, int handoff_send, int handoff_recv)
+        : m_listen(listen_fd), m_send(handoff_send), m_recv(handoff_recv) {}
+    ~Connections() {
+        StopHelper();
+        for (int fd : m_held) ::close(fd);
+    }
+    Connections(const Connections&) = delete;
+    Connections& operator=(const Connections&) = delete;
+
+    bool Open(int signal_fd) {
+        m_epoll = common::UniqueFd(epoll_create1(EPOLL_CLOEXEC));
+        if (!m_epoll.valid()) return false;
+        if (!Watch(m_listen, EPOLLIN | EPOLLEXCLUSIVE) || !Watch(signal_fd, EPOLLIN)) return false;
+        if (m_recv < 0) return true;
+        if (!Watch(m_recv, EPOLLIN | EPOLLEXCLUSIVE)) return false;
+        m_timer = common::UniqueFd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
+        if (!m_timer.valid()) return false;
+        m_helper = std::thread([this] { HelperLoop(); });
+        return true;
+    }
+    int epoll_fd() const { return m_epoll.get(); }
+    bool IsListen(int fd) const { return fd == m_listen; }
+    bool IsHandoff(int fd) const { return m_recv >= 0 && fd == m_recv; }
+
+    // A new connection from nginx, now held; -1 when another worker took it.
+    int AcceptOne() {
+        const int fd = accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) return -1;
+        if (m_scoreboard != nullptr) m_scoreboard->CountConnection();
+        return Hold(fd) ? fd : -1;
+    }
+    // A connection from the pool's queue, now held; -1 when the queue is empty.
+    int ReceiveOne() {
+        const int fd = ReceiveConnection(m_recv);
+        return fd >= 0 && Hold(fd) ? fd : -1;
+    }
+    // True when nginx has written a request on `fd`; drops the connection when nginx closed it.
+    bool HasRequest(int fd) {
+        char byte;
+        const ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n > 0) return true;
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) Drop(fd);
+        return false;
+    }
+    // Sends one held connection to the pool (kept when the queue cannot take it).
+    void HandOff(int fd) {
+        std::lock_guard lock(m_mu);
+        if (m_send < 0 || !Forget(fd)) return;
+        if (!SendOrKeepLocked(fd)) m_held.push_back(fd);
+    }
+    // nginx closed a connection (idle, or abandoning a request whose client went away).
+    void Drop(int fd) {
+        {
+            std::lock_guard lock(m_mu);
+            if (!Forget(fd)) return;  // the helper already handed it off
+        }
+        epoll_ctl(m_epoll.get(), EPOLL_CTL_DEL, fd, nullptr);
+        ::close(fd);
+    }
+    // The connection about to be served: the helper must not touch it. False when the helper has
+    // just handed it off (someone else serves it).
+    bool Take(int fd) {
+        std::lock_guard lock(m_mu);
+        return Forget(fd);
+    }
+    // After a request: libfcgi left the connection open (nginx keeps it), so hold it again.
+    void Return(int fd) {
+        // Normally the descriptor that was taken (still registered); libfcgi's own retry after a
+        // broken connection may have accepted another one.
+        if (!Watch(fd, EPOLLIN | EPOLLRDHUP)) {
+            ::close(fd);
+            return;
+        }
+        std::lock_guard lock(m_mu);
+        m_held.push_back(fd);
+    }
+    void SetBusy(bool busy) {
+        if (!busy) {
+            m_busy_since.store(0);
+            return;
+        }
+        m_busy_since.store(MonotonicNs());
+        if (m_timer.valid() && !m_timer_armed.exchange(true)) Arm(HANDOFF_AFTER_NS);
+    }
+    // On exit: every held connection to the pool (the workers that stay, or a new generation).
+    void HandOffAll() {
+        {
+            std::lock_guard lock(m_mu);
+            HandOffHeldLocked();
+        }
+        StopHelper();
+    }
+    void CountAcceptsIn(common::Scoreboard* scoreboard) { m_scoreboard = scoreboard; }
+
+private:
+    // A new connection from the listen socket or the handoff queue; its request (if any) shows
+    // up as EPOLLIN on a later wait.
+    bool Hold(int fd) {
+        if (!Watch(fd, EPOLLIN | EPOLLRDHUP)) {
+            ::close(fd);
+            return false;
+        }
+        std::lock_guard lock(m_mu);
+        m_held.push_back(fd);
+        return true;
+    }
+    bool Watch(int fd, std::uint32_t events) {
+        epoll_event ev{};
+        ev.events = events;
+        ev.data.fd = fd;
+        if (epoll_ctl(m_epoll.get(), EPOLL_CTL_ADD, fd, &ev) == 0) return true;
+        return errno == EEXIST;
+    }
+    bool Forget(int fd) {
+        const auto it = std::find(m_held.begin(), m_held.end(), fd);
+        if (it == m_held.end()) return false;
+        m_held.erase(it);
+        return true;
+    }
+    // Sends every held connection to the pool's queue; one the queue cannot take stays held.
+    void HandOffHeldLocked() {
+        if (m_send < 0) return;
+        std::vector<int> still;
+        for (int fd : m_held) {
+            if (!SendOrKeepLocked(fd)) still.push_back(fd);
+        }
+        m_held.swap(still);
+    }
+    // Sends `fd` (no longer in m_held) to the queue; false when the queue cannot take it.
+    bool SendOrKeepLocked(int fd) {
+        if (!SendConnection(m_send, fd)) return false;
+        // Deregister before closing: the descriptor in flight keeps the connection (and so this
+        // epoll registration) alive after our close.
+        epoll_ctl(m_epoll.get(), EPOLL_CTL_DEL, fd, nullptr);
+        ::close(fd);
+        return true;
+    }
+    // The helper sleeps on a timer that only a request arms: an idle worker costs nothing, and a
+    // busy one wakes it at most every HANDOFF_AFTER_NS.
+    void HelperLoop() {
+        std::uint64_t expirations = 0;
+        while (read(m_timer.get(), &expirations, sizeof expirations) == static_cast<ssize_t>(sizeof expirations) ||
+               errno == EINTR) {
+            if (m_stop.load()) return;
+            OnTimer();
+        }
+    }
+    void OnTimer() {
+        for (;;) {
+            const std::int64_t since = m_busy_since.load();
+            if (since != 0) {
+                const std::int64_t elapsed = MonotonicNs() - since;
+                if (elapsed >= HANDOFF_AFTER_NS) {
+                    std::lock_guard lock(m_mu);
+                    HandOffWaitingLocked();
+                }
+                // While this request runs, look again every HANDOFF_AFTER_NS (the timer stays armed).
+                Arm(elapsed >= HANDOFF_AFTER_NS ? HANDOFF_AFTER_NS : HANDOFF_AFTER_NS - elapsed);
+                return;
+            }
+            m_timer_armed.store(false);
+            // A request that started after our look saw the timer armed and did not arm it.
+            if (m_busy_since.load() == 0 || m_timer_armed.exchange(true)) return;
+        }
+    }
+    // Sends the held connections on which nginx has written a request to the pool; idle ones stay
+    // (passing them around costs more than holding them).
+    void HandOffWaitingLocked() {
+        if (m_send < 0 || m_held.empty()) return;
+        std::vector<pollfd> fds;
+        fds.reserve(m_held.size());
+        for (int fd : m_held) fds.push_back(pollfd{fd, POLLIN, 0});
+        if (poll(fds.data(), fds.size(), 0) <= 0) return;
+        std::vector<int> still;
+        for (const pollfd& p : fds) {
+            const bool waiting = (p.revents & POLLIN) != 0 && (p.revents & (POLLHUP | POLLERR | POLLRDHUP)) == 0;
+            if (!waiting || !SendOrKeepLocked(p.fd)) still.push_back(p.fd);
+        }
+        m_held.swap(still);
+    }
+    void Arm(std::int64_t ns) {
+        itimerspec t{};
+        t.it_value.tv_sec = ns / 1000000000;
+        t.it_value.tv_nsec = std::max<std::int64_t>(ns % 1000000000, 1);
+        timerfd_settime(m_timer.get(), 0, &t, nullptr);
+    }
+    void StopHelper() {
+        if (!m_helper.joinable()) return;
+        m_stop.store(true);
+        Arm(1);
+        m_helper.join();
+    }
+    static std::int64_t MonotonicNs() {
+        timespec ts{};
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    }
+
+    int m_listen;
+    int m_send;
+    int m_recv;
+    common::UniqueFd m_epoll;
+    common::Scoreboard* m_scoreboard = nullptr;
+    std::mutex m_mu;
+    std::vector<int> m_held;  // idle connections (not the one being served); guarded by m_mu
+    common::UniqueFd m_timer;  // timerfd the helper sleeps on
+    std::atomic<std::int64_t> m_busy_since{0};  // CLOCK_MONOTONIC ns when the current request began; 0 = idle
+    std::atomic<bool> m_timer_armed{false};
+    std::atomic<bool> m_stop{false};
+    std::thread m_helper;
+};
+
 class Worker {
 public:
     Worker(const Router& router, const FcgiServerOptions& opt) : m_router(router), m_opt(opt) {}
@@ -89,6 +338,8 @@ public:
     int Run();
 
 private:
+    // Serves the request waiting on `fd`.
+    void ServeConnection(FCGX_Request* req, Connections& conns, int fd);
     // Returns true when the request's input was consumed to its end.
     bool Serve(FCGX_Request* req);
     void MarkIdle() {
@@ -116,59 +367,123 @@ int Worker::Run() {
                  " is not a listening socket; sigil-worker is started by sigil-supervisor");
         return 1;
     }
-    // Workers share the listen socket and block in accept(): the kernel queues blocked accepts
-    // as exclusive waiters and wakes one per connection. (Polling the socket instead woke every
-    // idle worker per connection, and all but one lost the accept: 2.4-4.3 accept calls and as
-    // many wake-ups per request with 4 workers, measured with strace under wrk.) The receive
-    // timeout bounds each accept so an idle worker still notices SIGQUIT within that time.
+    // Every worker accepts without blocking (after an epoll wake-up); accepted connections are
+    // blocking, as libfcgi reads them.
     const int flags = fcntl(m_opt.listen_fd, F_GETFL);
-    fcntl(m_opt.listen_fd, F_SETFL, flags & ~O_NONBLOCK);
-    const timeval accept_timeout{0, ACCEPT_TIMEOUT_MS * 1000};
-    setsockopt(m_opt.listen_fd, SOL_SOCKET, SO_RCVTIMEO, &accept_timeout, sizeof accept_timeout);
+    fcntl(m_opt.listen_fd, F_SETFL, flags | O_NONBLOCK);
     ::signal(SIGPIPE, SIG_IGN);  // nginx may close first; a write must fail, not kill us
     ::signal(SIGHUP, SIG_IGN);   // reloads are the supervisor's business
     // SIGQUIT (graceful stop) stays blocked, so it never interrupts a request; the loop reads it
-    // from a signalfd between requests and after each accept timeout.
+    // from a signalfd between requests.
     common::UniqueFd sfd = QuitSignalFd();
     if (!sfd.valid()) {
         LogError(std::string("signalfd: ") + std::strerror(errno));
         return 1;
     }
+    Connections conns(m_opt.listen_fd, m_opt.handoff_send_fd, m_opt.handoff_recv_fd);
+    if (!conns.Open(sfd.get())) {
+        LogError(std::string("epoll: ") + std::strerror(errno));
+        return 1;
+    }
+    conns.CountAcceptsIn(m_opt.scoreboard);
 
     FcgiRequest request(m_opt.listen_fd);
     MarkIdle();
     // Between requests a busy worker looks at its scoreboard slot's drain flag (the supervisor
-    // sets it before SIGQUIT); the signalfd is read after each accept timeout (idle) and, with
-    // no scoreboard, between requests.
+    // sets it before SIGQUIT); an idle one is woken by the signalfd.
     const auto drain_requested = [&]() {
-        if (m_opt.scoreboard != nullptr) return m_opt.scoreboard->Slot(m_opt.slot).drain.load(std::memory_order_relaxed) != 0;
-        return QuitRequested(sfd.get());
+        return m_opt.scoreboard != nullptr &&
+               m_opt.scoreboard->Slot(m_opt.slot).drain.load(std::memory_order_relaxed) != 0;
     };
     bool quit = false;
+    epoll_event events[32];
     while (m_served < m_opt.max_requests && !quit && !drain_requested()) {
-        const int rc = FCGX_Accept_r(request.get());
-        if (rc < 0) {
-            if (rc == -EAGAIN || rc == -EWOULDBLOCK) {  // the accept timed out: idle
-                quit = QuitRequested(sfd.get());
-                continue;
-            }
-            if (rc == -EINTR || rc == -ECONNABORTED || rc == -EPROTO) continue;
-            LogError("FCGX_Accept_r failed: " + std::to_string(rc));
+        const int n = epoll_wait(conns.epoll_fd(), events, 32, IDLE_WAKE_MS);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            LogError(std::string("epoll_wait: ") + std::strerror(errno));
             return 1;
         }
-        if (m_opt.scoreboard != nullptr) m_opt.scoreboard->MarkBusy(m_opt.slot, common::MonotonicMs());
-        // A request whose input was read to its end leaves nothing unread on the connection, so
-        // libfcgi's lingering close (shutdown, then poll and read until nginx closes: three
-        // system calls and a wait for nginx per request) buys nothing: detach to close at once.
-        if (Serve(request.get())) FCGX_Detach(request.get());
-        FCGX_Finish_r(request.get());
-        ++m_served;
-        if (m_opt.scoreboard != nullptr) m_opt.scoreboard->CountRequest(m_opt.slot);
-        MarkIdle();
+        int ready = -1;
+        bool listen_ready = false, queue_ready = false;
+        for (int i = 0; i < n; ++i) {
+            const int fd = events[i].data.fd;
+            if (fd == sfd.get()) {
+                quit = QuitRequested(sfd.get()) || quit;
+            } else if (conns.IsListen(fd)) {
+                listen_ready = true;
+            } else if (conns.IsHandoff(fd)) {
+                queue_ready = true;
+            } else if ((events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) {
+                conns.Drop(fd);
+            } else if (ready < 0) {
+                ready = fd;
+            }
+        }
+        if (quit) continue;
+        // A request waiting in the pool's queue was handed off by a busy worker: it is older than
+        // anything on this worker's own connections, so it goes first.
+        if (queue_ready) {
+            const int fd = conns.ReceiveOne();
+            if (fd >= 0 && conns.HasRequest(fd)) {
+                // The request this one displaces should not wait behind it either.
+                if (ready >= 0) conns.HandOff(ready);
+                ready = fd;
+            }
+        }
+        // A new connection carries a request; while this worker serves another, an idle one
+        // should take it (one more EPOLLEXCLUSIVE wake-up, through the queue).
+        if (listen_ready) {
+            const int fd = conns.AcceptOne();
+            if (fd >= 0 && ready >= 0) conns.HandOff(fd);
+        }
+        if (ready >= 0) ServeConnection(request.get(), conns, ready);
     }
+    // Whatever connections this worker still holds go to the workers that stay (or, on a full
+    // stop, close with the pool).
+    conns.HandOffAll();
     if (m_opt.scoreboard != nullptr) m_opt.scoreboard->MarkDraining(m_opt.slot);
     LogInfo(m_served >= m_opt.max_requests ? "served max_requests; exiting for recycling" : "SIGQUIT; exiting");
     return 0;
+}
+
+void Worker::ServeConnection(FCGX_Request* req, Connections& conns, int fd) {
+    if (!conns.Take(fd)) return;
+    conns.SetBusy(true);
+    // libfcgi reads the next request from ipcFd when it is set; keepConnection stops the
+    // FCGX_Finish_r that opens FCGX_Accept_r from closing it first.
+    req->ipcFd = fd;
+    req->keepConnection = 1;
+    const int rc = FCGX_Accept_r(req);
+    if (rc < 0) {
+        conns.SetBusy(false);
+        // The connection broke (libfcgi closed it) and its fallback accept found nothing.
+        if (rc != -EAGAIN && rc != -EWOULDBLOCK && rc != -EINTR && rc != -ECONNABORTED) {
+            LogError("FCGX_Accept_r failed: " + std::to_string(rc));
+        }
+        return;
+    }
+    if (m_opt.scoreboard != nullptr) m_opt.scoreboard->MarkBusy(m_opt.slot, common::MonotonicMs());
+    bool consumed = Serve(req);
+    if (req->keepConnection != 0) {
+        // The next request on this connection must start at a record boundary: read what is left
+        // of this one's input (nginx already bounds it to client_max_body_size).
+        consumed = DrainInput(req->in);
+    } else if (consumed) {
+        // Closing after this request, with nothing unread: libfcgi's lingering close (shutdown,
+        // then poll and read until nginx closes) buys nothing, so detach to close at once.
+        FCGX_Detach(req);
+    }
+    if (!consumed) req->keepConnection = 0;
+    FCGX_Finish_r(req);
+    if (req->ipcFd >= 0) {
+        conns.Return(req->ipcFd);
+        req->ipcFd = -1;
+    }
+    conns.SetBusy(false);
+    ++m_served;
+    if (m_opt.scoreboard != nullptr) m_opt.scoreboard->CountRequest(m_opt.slot);
+    MarkIdle();
 }
 
 bool Worker::Serve(FCGX_Request* req) {

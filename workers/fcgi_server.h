@@ -1,4 +1,5 @@
-// The worker's FastCGI loop: accept on the inherited listen socket, read params and a bounded
+// The worker's FastCGI loop: connections from the inherited listen socket and the pool's handoff
+// queue, kept between requests when nginx asks (fastcgi_keep_conn); read params and a bounded
 // body, dispatch through the Router, write the response, keep the scoreboard slot current.
 #pragma once
 
@@ -29,10 +30,16 @@ struct FcgiServerOptions {
     std::uint64_t max_requests = 100000;   // exit after this many (the supervisor starts a fresh worker)
     common::Scoreboard* scoreboard = nullptr;  // optional
     std::uint32_t slot = 0;
+    // The pool's handoff pair (fcgi_handoff.h); -1 = none: idle kept connections then stay with
+    // this worker while it serves another.
+    int handoff_send_fd = -1;
+    int handoff_recv_fd = -1;
 };
 
 // Serves requests one at a time until max_requests have been served or SIGQUIT arrives (the
-// in-flight request is finished first). SIGTERM keeps its default action (immediate exit) so the
+// in-flight request is finished first). A request nginx sends on a connection held by a worker busy
+// with another request for more than 2 ms is passed to the pool (fcgi_handoff.h); on exit the
+// worker passes on every connection it holds. SIGTERM keeps its default action (immediate exit) so the
 // supervisor's escalation works. Returns the process exit code: 0 after a clean stop, 1 when the
 // listen socket is unusable.
 int RunFcgiServer(const Router& router, const FcgiServerOptions& options);

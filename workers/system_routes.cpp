@@ -20,7 +20,8 @@ common::Result<HttpResponse> Health(const SystemInfo& info) {
         body += ",\"workers\":{\"total\":" + std::to_string(s.total) + ",\"idle\":" + std::to_string(s.idle) +
                 ",\"busy\":" + std::to_string(s.busy) + ",\"starting\":" + std::to_string(s.starting) +
                 ",\"draining\":" + std::to_string(s.draining) + ",\"capacity\":" + std::to_string(s.capacity) +
-                ",\"requests_served\":" + std::to_string(s.requests_served) + "}";
+                ",\"requests_served\":" + std::to_string(s.requests_served) +
+                ",\"connections_accepted\":" + std::to_string(s.connections_accepted) + "}";
     }
     return JsonResponse(keyd_ok ? 200 : 503, body + "}");
 }
@@ -38,7 +39,8 @@ constexpr const char* kHealthSchema =
     R"("keyd":{"type":"string","enum":["ok","unavailable"]},)"
     R"("version":{"type":"string"},"workers":{"type":"object","properties":{"total":{"type":"integer"},)"
     R"("idle":{"type":"integer"},"busy":{"type":"integer"},"starting":{"type":"integer"},)"
-    R"("draining":{"type":"integer"},"capacity":{"type":"integer"},"requests_served":{"type":"integer"}}}}})";
+    R"("draining":{"type":"integer"},"capacity":{"type":"integer"},"requests_served":{"type":"integer"},)"
+    R"("connections_accepted":{"type":"integer"}}}}})";
 
 constexpr const char* kVersionSchema =
     R"({"type":"object","required":["service","version","api"],"properties":{"service":{"type":"string"},)"

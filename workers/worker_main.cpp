@@ -163,5 +163,11 @@ int main(int argc, char** argv) {
     options.max_requests = static_cast<std::uint64_t>(config->GetInt("supervisor", "max_requests"));
     options.scoreboard = scoreboard ? &*scoreboard : nullptr;
     options.slot = slot;
+    const auto handoff_send = EnvNumber("SIGIL_HANDOFF_SEND_FD");
+    const auto handoff_recv = EnvNumber("SIGIL_HANDOFF_RECV_FD");
+    if (handoff_send && handoff_recv) {
+        options.handoff_send_fd = static_cast<int>(*handoff_send);
+        options.handoff_recv_fd = static_cast<int>(*handoff_recv);
+    }
     return workers::RunFcgiServer(router, options);
 }

@@ -128,6 +128,27 @@ pass "POST body checks: 415, 422, 200, 413 (all JSON)"
 expect_json_error 404 not_found "$(req /evidences/missing.txt)"
 pass "/evidences/ static with listing, JSON 404 from nginx"
 
+# --- kept connections: nginx reuses its connections to the workers, and a request nginx sends on a
+# connection held by a worker busy with a long request is passed to the idle worker, not stalled.
+[[ $(req /health) == 200 ]] || fail "health"
+accepted_before=$(jget "$work/body" workers.connections_accepted)
+for _ in $(seq 30); do [[ $(req /core/v1/version) == 200 ]] || fail "version during keep-alive check"; done
+[[ $(req /health) == 200 ]] || fail "health"
+accepted=$(( $(jget "$work/body" workers.connections_accepted) - accepted_before ))
+(( accepted <= 4 )) || fail "31 sequential requests opened $accepted new FastCGI connections (kept connections unused)"
+curl -sk --max-time 20 -o /dev/null "$base/core/v1/test/sleep?ms=1500" &
+slow_curl=$!
+sleep 0.2
+slowest=0
+for _ in $(seq 20); do
+    t=$(curl -sk --max-time 5 -o /dev/null -w '%{http_code} %{time_total}' "$base/core/v1/version")
+    [[ ${t% *} == 200 ]] || fail "request beside a long one: ${t% *}"
+    slowest=$(awk -v a="$slowest" -v b="${t#* }" 'BEGIN { print (b > a ? b : a) }')
+done
+wait "$slow_curl"
+awk -v s="$slowest" 'BEGIN { exit !(s < 0.5) }' || fail "a request waited ${slowest}s behind a long request on another connection"
+pass "kept connections: $accepted new connections for 31 requests; beside a 1.5 s request the slowest of 20 took ${slowest}s"
+
 # --- kill -9 an idle worker: the pool refills and requests keep succeeding
 victim=$(workers | head -1)
 kill -KILL "$victim"
