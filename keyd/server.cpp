@@ -144,23 +144,40 @@ common::Status Server::Listen() {
         }
         ::unlink(m_options.socket_path.c_str());  // left behind by a keyd that crashed
     }
+    // The socket is bound and listening under a temporary name first and then renamed into place,
+    // so whoever sees socket_path (workers reconnecting, systemd, a start script) can connect:
+    // between bind() and listen() a connect would be refused.
+    const std::string staging = m_options.socket_path + ".new";
+    sockaddr_un staging_addr{};
+    if (!FillAddress(staging, &staging_addr)) {
+        return common::MakeError(common::ErrorKind::Internal, "socket_path_invalid",
+                                 "socket path must be 1..103 bytes: " + m_options.socket_path);
+    }
+    ::unlink(staging.c_str());  // left behind by a keyd that died while starting
     m_listen.Reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!m_listen.valid()) return SocketFailed("socket");
     // bind() creates the node with the umask applied: make it private from the first instant.
     const mode_t old_umask = ::umask(0177);
-    const int bound = ::bind(m_listen.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+    const int bound = ::bind(m_listen.get(), reinterpret_cast<const sockaddr*>(&staging_addr), sizeof staging_addr);
     const int bind_errno = errno;
     ::umask(old_umask);
     errno = bind_errno;
-    if (bound != 0) return SocketFailed("bind " + m_options.socket_path);
-    m_bound = true;
+    if (bound != 0) return SocketFailed("bind " + staging);
+    const auto fail = [&](const std::string& what) {
+        const int saved = errno;
+        ::unlink(staging.c_str());
+        errno = saved;
+        return SocketFailed(what);
+    };
     if (m_options.socket_group) {
-        if (::chown(m_options.socket_path.c_str(), static_cast<uid_t>(-1), *m_options.socket_group) != 0 ||
-            ::chmod(m_options.socket_path.c_str(), 0660) != 0) {
-            return SocketFailed("chown/chmod " + m_options.socket_path);
+        if (::chown(staging.c_str(), static_cast<uid_t>(-1), *m_options.socket_group) != 0 ||
+            ::chmod(staging.c_str(), 0660) != 0) {
+            return fail("chown/chmod " + staging);
         }
     }
-    if (::listen(m_listen.get(), 128) != 0) return SocketFailed("listen");
+    if (::listen(m_listen.get(), 128) != 0) return fail("listen");
+    if (::rename(staging.c_str(), m_options.socket_path.c_str()) != 0) return fail("rename " + staging);
+    m_bound = true;
     common::LogInfo("listening on " + m_options.socket_path);
     return common::Success();
 }

@@ -42,11 +42,17 @@ port=$(free_port)
 base=https://127.0.0.1:$port
 keyd_socket=$work/keyd/keyd.sock
 start_keyd() {
+    # Ready when keyd says so: after a kill the dead keyd's socket file is still there (refusing
+    # connections) until the new one renames its listening socket over it.
+    local before; before=$(grep -c 'listening on' "$work/keyd.log" 2>/dev/null || true)
     "$keyd_bin" --socket "$keyd_socket" --root-key-file "$work/root.key" --allowed-uid "$(id -u)" \
         --chain-id 31337 --contract 0x5FbDB2315678afecb367f032d93F642f64180aa3 --payers 2 >>"$work/keyd.log" 2>&1 &
     keyd_pid=$!
-    for _ in $(seq 100); do [[ -S $keyd_socket ]] && return; sleep 0.05; done
-    fail "keyd did not create its socket"
+    for _ in $(seq 100); do
+        [[ $(grep -c 'listening on' "$work/keyd.log" 2>/dev/null || true) -gt ${before:-0} && -S $keyd_socket ]] && return
+        sleep 0.05
+    done
+    fail "keyd did not start listening"
 }
 start_keyd
 
