@@ -7,21 +7,29 @@
 #include <cstring>
 
 namespace sigil::workers {
+namespace {
 
-bool SendConnection(int send_fd, int fd) {
+// Most descriptors one datagram carries (a receive buffer this size sees, and closes, the extras
+// of a malformed datagram instead of leaving them truncated away).
+constexpr std::size_t MAX_DESCRIPTORS = 4;
+
+}  // namespace
+
+bool SendDescriptors(int send_fd, const int* fds, std::size_t count) {
+    if (count == 0 || count > MAX_DESCRIPTORS) return false;
     char byte = 'c';  // a datagram needs a payload for the control message to travel
     iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    alignas(cmsghdr) char control[CMSG_SPACE(MAX_DESCRIPTORS * sizeof(int))] = {};
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
     msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
+    msg.msg_controllen = CMSG_SPACE(count * sizeof(int));
     cmsghdr* cm = CMSG_FIRSTHDR(&msg);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+    cm->cmsg_len = CMSG_LEN(count * sizeof(int));
+    std::memcpy(CMSG_DATA(cm), fds, count * sizeof(int));
     ssize_t n;
     do {
         n = sendmsg(send_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -29,12 +37,12 @@ bool SendConnection(int send_fd, int fd) {
     return n == 1;
 }
 
+bool SendConnection(int send_fd, int fd) { return SendDescriptors(send_fd, &fd, 1); }
+
 int ReceiveConnection(int recv_fd) {
     char byte = 0;
     iovec iov{&byte, 1};
-    // Room for more than one descriptor, so a malformed datagram's extras are received and closed
-    // here rather than truncated away (MSG_CTRUNC would leak nothing, but we want to see them).
-    alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))] = {};
+    alignas(cmsghdr) char control[CMSG_SPACE(MAX_DESCRIPTORS * sizeof(int))] = {};
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;

@@ -2,28 +2,21 @@
 
 #include <fcgiapp.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <sys/epoll.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <ctime>
-#include <mutex>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/handles.h"
 #include "common/log.h"
 #include "common/uuid.h"
-#include "workers/fcgi_handoff.h"
+#include "workers/fcgi_connections.h"
 #include "workers/http.h"
 
 namespace sigil::workers {
@@ -36,8 +29,6 @@ using common::LogInfo;
 constexpr std::int64_t SLOW_REQUEST_MS = 1000;
 // An idle worker wakes this often to look at its drain flag (SIGQUIT wakes it at once).
 constexpr int IDLE_WAKE_MS = 500;
-// A request running longer than this makes the worker hand its idle connections to the pool.
-constexpr std::int64_t HANDOFF_AFTER_NS = 2'000'000;
 // Most input read and discarded after a response so a kept connection stays usable.
 constexpr std::size_t MAX_DRAIN_BYTES = std::size_t{64} << 20;
 
@@ -107,230 +98,6 @@ bool QuitRequested(int sfd) {
     return quit;
 }
 
-// The connections a worker watches: the shared listen socket and handoff queue (both with
-// EPOLLEXCLUSIVE, so the kernel wakes one idle worker per event instead of every idle worker),
-// its signalfd, and the idle kept connections it holds.
-//
-// While the worker serves a request it keeps holding its other connections: most requests take
-// well under a millisecond, and passing connections around costs more than the connect/accept it
-// saves. A request that runs longer than HANDOFF_AFTER_NS (2 ms) is another matter, since nginx
-// may write the next request on one of those connections: a helper thread then looks every 2 ms
-// and hands each connection with a request waiting to the pool, so no request waits behind
-// another for more than about that long.
-class Connections {
-public:
-    Connections(int listen_fd, int handoff_send, int handoff_recv)
-        : m_listen(listen_fd), m_send(handoff_send), m_recv(handoff_recv) {}
-    ~Connections() {
-        StopHelper();
-        for (int fd : m_held) ::close(fd);
-    }
-    Connections(const Connections&) = delete;
-    Connections& operator=(const Connections&) = delete;
-
-    bool Open(int signal_fd) {
-        m_epoll = common::UniqueFd(epoll_create1(EPOLL_CLOEXEC));
-        if (!m_epoll.valid()) return false;
-        if (!Watch(m_listen, EPOLLIN | EPOLLEXCLUSIVE) || !Watch(signal_fd, EPOLLIN)) return false;
-        if (m_recv < 0) return true;
-        if (!Watch(m_recv, EPOLLIN | EPOLLEXCLUSIVE)) return false;
-        m_timer = common::UniqueFd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
-        if (!m_timer.valid()) return false;
-        m_helper = std::thread([this] { HelperLoop(); });
-        return true;
-    }
-    int epoll_fd() const { return m_epoll.get(); }
-    bool IsListen(int fd) const { return fd == m_listen; }
-    bool IsHandoff(int fd) const { return m_recv >= 0 && fd == m_recv; }
-
-    // A new connection from nginx, now held; -1 when another worker took it.
-    int AcceptOne() {
-        const int fd = accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) return -1;
-        if (m_scoreboard != nullptr) m_scoreboard->CountConnection();
-        return Hold(fd) ? fd : -1;
-    }
-    // A connection from the pool's queue, now held; -1 when the queue is empty.
-    int ReceiveOne() {
-        const int fd = ReceiveConnection(m_recv);
-        return fd >= 0 && Hold(fd) ? fd : -1;
-    }
-    // True when nginx has written a request on `fd`; drops the connection when nginx closed it.
-    bool HasRequest(int fd) {
-        char byte;
-        const ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n > 0) return true;
-        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) Drop(fd);
-        return false;
-    }
-    // Sends one held connection to the pool (kept when the queue cannot take it).
-    void HandOff(int fd) {
-        std::lock_guard lock(m_mu);
-        if (m_send < 0 || !Forget(fd)) return;
-        if (!SendOrKeepLocked(fd)) m_held.push_back(fd);
-    }
-    // nginx closed a connection (idle, or abandoning a request whose client went away).
-    void Drop(int fd) {
-        {
-            std::lock_guard lock(m_mu);
-            if (!Forget(fd)) return;  // the helper already handed it off
-        }
-        epoll_ctl(m_epoll.get(), EPOLL_CTL_DEL, fd, nullptr);
-        ::close(fd);
-    }
-    // The connection about to be served: the helper must not touch it. False when the helper has
-    // just handed it off (someone else serves it).
-    bool Take(int fd) {
-        std::lock_guard lock(m_mu);
-        return Forget(fd);
-    }
-    // After a request: libfcgi left the connection open (nginx keeps it), so hold it again.
-    void Return(int fd) {
-        // Normally the descriptor that was taken (still registered); libfcgi's own retry after a
-        // broken connection may have accepted another one.
-        if (!Watch(fd, EPOLLIN | EPOLLRDHUP)) {
-            ::close(fd);
-            return;
-        }
-        std::lock_guard lock(m_mu);
-        m_held.push_back(fd);
-    }
-    void SetBusy(bool busy) {
-        if (!busy) {
-            m_busy_since.store(0);
-            return;
-        }
-        m_busy_since.store(MonotonicNs());
-        if (m_timer.valid() && !m_timer_armed.exchange(true)) Arm(HANDOFF_AFTER_NS);
-    }
-    // On exit: every held connection to the pool (the workers that stay, or a new generation).
-    void HandOffAll() {
-        {
-            std::lock_guard lock(m_mu);
-            HandOffHeldLocked();
-        }
-        StopHelper();
-    }
-    void CountAcceptsIn(common::Scoreboard* scoreboard) { m_scoreboard = scoreboard; }
-
-private:
-    // A new connection from the listen socket or the handoff queue; its request (if any) shows
-    // up as EPOLLIN on a later wait.
-    bool Hold(int fd) {
-        if (!Watch(fd, EPOLLIN | EPOLLRDHUP)) {
-            ::close(fd);
-            return false;
-        }
-        std::lock_guard lock(m_mu);
-        m_held.push_back(fd);
-        return true;
-    }
-    bool Watch(int fd, std::uint32_t events) {
-        epoll_event ev{};
-        ev.events = events;
-        ev.data.fd = fd;
-        if (epoll_ctl(m_epoll.get(), EPOLL_CTL_ADD, fd, &ev) == 0) return true;
-        return errno == EEXIST;
-    }
-    bool Forget(int fd) {
-        const auto it = std::find(m_held.begin(), m_held.end(), fd);
-        if (it == m_held.end()) return false;
-        m_held.erase(it);
-        return true;
-    }
-    // Sends every held connection to the pool's queue; one the queue cannot take stays held.
-    void HandOffHeldLocked() {
-        if (m_send < 0) return;
-        std::vector<int> still;
-        for (int fd : m_held) {
-            if (!SendOrKeepLocked(fd)) still.push_back(fd);
-        }
-        m_held.swap(still);
-    }
-    // Sends `fd` (no longer in m_held) to the queue; false when the queue cannot take it.
-    bool SendOrKeepLocked(int fd) {
-        if (!SendConnection(m_send, fd)) return false;
-        // Deregister before closing: the descriptor in flight keeps the connection (and so this
-        // epoll registration) alive after our close.
-        epoll_ctl(m_epoll.get(), EPOLL_CTL_DEL, fd, nullptr);
-        ::close(fd);
-        return true;
-    }
-    // The helper sleeps on a timer that only a request arms: an idle worker costs nothing, and a
-    // busy one wakes it at most every HANDOFF_AFTER_NS.
-    void HelperLoop() {
-        std::uint64_t expirations = 0;
-        while (read(m_timer.get(), &expirations, sizeof expirations) == static_cast<ssize_t>(sizeof expirations) ||
-               errno == EINTR) {
-            if (m_stop.load()) return;
-            OnTimer();
-        }
-    }
-    void OnTimer() {
-        for (;;) {
-            const std::int64_t since = m_busy_since.load();
-            if (since != 0) {
-                const std::int64_t elapsed = MonotonicNs() - since;
-                if (elapsed >= HANDOFF_AFTER_NS) {
-                    std::lock_guard lock(m_mu);
-                    HandOffWaitingLocked();
-                }
-                // While this request runs, look again every HANDOFF_AFTER_NS (the timer stays armed).
-                Arm(elapsed >= HANDOFF_AFTER_NS ? HANDOFF_AFTER_NS : HANDOFF_AFTER_NS - elapsed);
-                return;
-            }
-            m_timer_armed.store(false);
-            // A request that started after our look saw the timer armed and did not arm it.
-            if (m_busy_since.load() == 0 || m_timer_armed.exchange(true)) return;
-        }
-    }
-    // Sends the held connections on which nginx has written a request to the pool; idle ones stay
-    // (passing them around costs more than holding them).
-    void HandOffWaitingLocked() {
-        if (m_send < 0 || m_held.empty()) return;
-        std::vector<pollfd> fds;
-        fds.reserve(m_held.size());
-        for (int fd : m_held) fds.push_back(pollfd{fd, POLLIN, 0});
-        if (poll(fds.data(), fds.size(), 0) <= 0) return;
-        std::vector<int> still;
-        for (const pollfd& p : fds) {
-            const bool waiting = (p.revents & POLLIN) != 0 && (p.revents & (POLLHUP | POLLERR | POLLRDHUP)) == 0;
-            if (!waiting || !SendOrKeepLocked(p.fd)) still.push_back(p.fd);
-        }
-        m_held.swap(still);
-    }
-    void Arm(std::int64_t ns) {
-        itimerspec t{};
-        t.it_value.tv_sec = ns / 1000000000;
-        t.it_value.tv_nsec = std::max<std::int64_t>(ns % 1000000000, 1);
-        timerfd_settime(m_timer.get(), 0, &t, nullptr);
-    }
-    void StopHelper() {
-        if (!m_helper.joinable()) return;
-        m_stop.store(true);
-        Arm(1);
-        m_helper.join();
-    }
-    static std::int64_t MonotonicNs() {
-        timespec ts{};
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-    }
-
-    int m_listen;
-    int m_send;
-    int m_recv;
-    common::UniqueFd m_epoll;
-    common::Scoreboard* m_scoreboard = nullptr;
-    std::mutex m_mu;
-    std::vector<int> m_held;  // idle connections (not the one being served); guarded by m_mu
-    common::UniqueFd m_timer;  // timerfd the helper sleeps on
-    std::atomic<std::int64_t> m_busy_since{0};  // CLOCK_MONOTONIC ns when the current request began; 0 = idle
-    std::atomic<bool> m_timer_armed{false};
-    std::atomic<bool> m_stop{false};
-    std::thread m_helper;
-};
-
 class Worker {
 public:
     Worker(const Router& router, const FcgiServerOptions& opt) : m_router(router), m_opt(opt) {}
@@ -380,12 +147,11 @@ int Worker::Run() {
         LogError(std::string("signalfd: ") + std::strerror(errno));
         return 1;
     }
-    Connections conns(m_opt.listen_fd, m_opt.handoff_send_fd, m_opt.handoff_recv_fd);
+    Connections conns(m_opt.listen_fd, m_opt.handoff_send_fd, m_opt.handoff_recv_fd, m_opt.scoreboard);
     if (!conns.Open(sfd.get())) {
         LogError(std::string("epoll: ") + std::strerror(errno));
         return 1;
     }
-    conns.CountAcceptsIn(m_opt.scoreboard);
 
     FcgiRequest request(m_opt.listen_fd);
     MarkIdle();

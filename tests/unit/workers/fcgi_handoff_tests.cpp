@@ -4,7 +4,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <string>
 
 #include "common/handles.h"
@@ -88,20 +87,7 @@ public:
         Pair pair;
         int p[2];
         CPPUNIT_ASSERT_EQUAL(0, pipe(p));
-        char byte = 'c';
-        iovec iov{&byte, 1};
-        alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
-        cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
-        std::memcpy(CMSG_DATA(cm), p, sizeof p);
-        CPPUNIT_ASSERT_EQUAL(ssize_t{1}, sendmsg(pair.send.get(), &msg, 0));
+        CPPUNIT_ASSERT(SendDescriptors(pair.send.get(), p, 2));
         ::close(p[0]);
         ::close(p[1]);
         const int fd_before = dup(0);
