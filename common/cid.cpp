@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "common/base58.h"
+#include "common/keccak.h"
 #include "common/sha256.h"
 
 namespace sigil::common {
@@ -246,5 +247,7 @@ bool IsValidCidV1Base32(std::string_view text) {
 }  // namespace
 
 bool IsValidCid(std::string_view text) { return ParseCidV0(text).ok() || IsValidCidV1Base32(text); }
+
+Hash32 CidHash(std::string_view cid) { return Keccak256Hash(cid); }
 
 }  // namespace sigil::common

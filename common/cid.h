@@ -87,4 +87,7 @@ Result<Hash32> ParseCidV0(std::string_view text);
 // uppercase base32, CIDv0 bytes in base32) is refused.
 bool IsValidCid(std::string_view text);
 
+// keccak256(utf8(cid)): how the contract and the API name an action ("hashed CID").
+Hash32 CidHash(std::string_view cid);
+
 }  // namespace sigil::common

@@ -21,12 +21,12 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
-#include "workers/action_runner.h"
-#include "workers/api.h"
-#include "workers/fcgi_server.h"
-#include "workers/service.h"
-#include "workers/router.h"
-#include "workers/system_routes.h"
+#include "workers/actions/runner.h"
+#include "workers/api/api.h"
+#include "workers/fcgi/server.h"
+#include "workers/chain/service.h"
+#include "workers/http/router.h"
+#include "workers/api/system_routes.h"
 
 #ifndef SIGIL_VERSION
 #define SIGIL_VERSION "0.0.0"

@@ -9,7 +9,7 @@
 #include "common/keccak.h"
 #include "common/random.h"
 #include "tests/chain/chain_fixture.h"
-#include "workers/keyd_signer.h"
+#include "workers/chain/keyd_signer.h"
 
 using namespace sigil;
 using namespace sigil::workers;

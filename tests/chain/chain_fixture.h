@@ -20,10 +20,10 @@
 #include "common/hex.h"
 #include "common/secp256k1.h"
 #include "tests/test_support.h"
-#include "workers/account_config.h"
-#include "workers/eth_client.h"
-#include "workers/local_signer.h"
-#include "workers/rpc_client.h"
+#include "workers/chain/account_config.h"
+#include "workers/chain/eth_client.h"
+#include "tests/support/local_signer.h"
+#include "workers/chain/rpc_client.h"
 
 namespace sigil::test {
 

@@ -1,9 +1,9 @@
 // Fuzz the sandbox op-channel codec: frame splitting, payload decoding, and re-encoding of
 // whatever decodes (a decoded message must encode to a frame that decodes to the same bytes).
 //
-// The fuzz build compiles only common/ (tests/fuzz/CMakeLists.txt links sigil_common), and the
-// codec is sans-IO with no dependency beyond common/, so the harness compiles its source here.
-#include "workers/sandbox_protocol.cpp"
+// The codec is sans-IO in its own library (sigil_sandbox_protocol, common/ only), which the fuzz
+// build compiles with the harnesses.
+#include "workers/sandbox/protocol.h"
 
 #include <cstddef>
 #include <cstdint>

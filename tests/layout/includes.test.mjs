@@ -1,0 +1,104 @@
+// The layout check (DESIGN.md section 1, "Layout"): every #include in the sources must follow an
+// allowed edge between trust zones, so that, say, sandbox code can never reach libcurl or the chain
+// client. Run by ctest as layout_includes; it reads the files and needs no build.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = process.env.SIGIL_SOURCE_DIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+// Zones, most specific first: a file belongs to the first zone whose folder holds it.
+// `uses` lists the zones (folders) or single headers it may include besides its own zone;
+// `system` lists the third-party headers only this zone may include.
+export const ZONES = [
+  { zone: 'keyd/client', uses: ['common'] },
+  { zone: 'keyd', uses: ['common'] },
+  { zone: 'supervisor', uses: ['common'] },
+  // fcgi turns FastCGI records into the HTTP model and hands them to the router: it needs http.
+  { zone: 'workers/fcgi', uses: ['common', 'workers/http'], system: ['fcgiapp.h', 'fcgi_stdio.h', 'fastcgi.h'] },
+  { zone: 'workers/http', uses: ['common'] },
+  { zone: 'workers/chain', uses: ['common', 'keyd/client'], system: ['curl/'] },
+  { zone: 'workers/billing', uses: ['common', 'workers/chain', 'keyd/client'], system: ['sqlite3.h', 'libpq-fe.h', 'curl/'] },
+  { zone: 'workers/actions', uses: ['common', 'workers/chain', 'keyd/client', 'workers/sandbox/protocol.h',
+                                    'workers/sandbox/zygote.h', 'workers/sandbox/child.h'], system: ['curl/'] },
+  { zone: 'workers/api', uses: ['common', 'workers/http', 'workers/chain', 'workers/billing', 'workers/actions', 'keyd/client'] },
+  { zone: 'workers/sandbox', uses: ['common'], system: ['duktape.h', 'duk_config.h', '/usr/share/duktape/', 'linux/seccomp.h', 'linux/filter.h', 'linux/audit.h'] },
+  // worker_main.cpp only wires the zones together.
+  { zone: 'workers', uses: ['common', 'keyd/client', 'workers/fcgi', 'workers/http', 'workers/chain', 'workers/billing',
+                            'workers/actions', 'workers/api'] },
+  { zone: 'evidence', uses: ['common'], system: ['curl/'] },
+  { zone: 'common', uses: [] },
+];
+const ZONED_SYSTEM = ZONES.flatMap((z) => z.system ?? []);
+
+function zoneOf(path) {
+  return ZONES.find((z) => path === z.zone || path.startsWith(z.zone + '/'));
+}
+
+function within(target, entry) {
+  return entry.endsWith('.h') ? target === entry : target.startsWith(entry + '/');
+}
+
+function sources(dir) {
+  const out = [];
+  for (const name of readdirSync(join(ROOT, dir))) {
+    const rel = join(dir, name);
+    if (statSync(join(ROOT, rel)).isDirectory()) out.push(...sources(rel));
+    else if (/\.(h|hpp|c|cc|cpp)$/.test(name)) out.push(rel);
+  }
+  return out;
+}
+
+// Every violation in the tree, as "file:line: message" strings.
+export function violations() {
+  const found = [];
+  const folders = ['common', 'keyd', 'supervisor', 'workers', 'evidence'].filter((d) => {
+    try { return statSync(join(ROOT, d)).isDirectory(); } catch { return false; }
+  });
+  for (const file of folders.flatMap(sources)) {
+    const z = zoneOf(file);
+    if (!z) { found.push(`${file}: in no zone of the layout table`); continue; }
+    const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
+    lines.forEach((line, i) => {
+      const m = line.match(/^\s*#\s*include\s*([<"])([^>"]+)[>"]/);
+      if (!m) return;
+      const [, kind, target] = m;
+      const where = `${file}:${i + 1}`;
+      if (kind === '"' && !target.startsWith('/')) {
+        const own = within(target, z.zone) && zoneOf(target) === z;
+        if (own || z.uses.some((u) => within(target, u))) return;
+        // A header beside the file that is not under the repo root form is a local include.
+        if (!target.includes('/')) { found.push(`${where}: write "${target}" from the repo root`); return; }
+        found.push(`${where}: ${z.zone} may not include "${target}"`);
+      } else {
+        const zoned = ZONED_SYSTEM.filter((s) => target === s || (s.endsWith('/') && target.startsWith(s)));
+        if (zoned.length && !(z.system ?? []).some((s) => zoned.includes(s))) {
+          found.push(`${where}: ${z.zone} may not include <${target}>`);
+        }
+      }
+    });
+  }
+  return found;
+}
+
+test('every #include follows an allowed edge of the layout table', () => {
+  assert.deepEqual(violations(), []);
+});
+
+test('the check catches a forbidden edge (sandbox -> chain) and a forbidden library (sandbox -> curl)', () => {
+  const z = zoneOf('workers/sandbox/child.cpp');
+  assert.equal(z.zone, 'workers/sandbox');
+  assert.ok(!z.uses.some((u) => within('workers/chain/rpc_client.h', u)));
+  assert.ok(!(z.system ?? []).includes('curl/'));
+  assert.equal(zoneOf('keyd/client/keyd_client.h').zone, 'keyd/client');
+  assert.equal(zoneOf('workers/worker_main.cpp').zone, 'workers');
+});
+
+test('every folder the table names exists', () => {
+  for (const { zone } of ZONES) {
+    if (zone === 'workers/billing' || zone === 'evidence') continue;  // added by their own issues
+    assert.ok(statSync(join(ROOT, zone)).isDirectory(), `${zone} is missing`);
+  }
+});

@@ -1,0 +1,355 @@
+// Real forked sandboxes: zygote, child lockdown, seccomp, limits and the op channel.
+#include <cppunit/extensions/HelperMacros.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "workers/sandbox/zygote.h"
+
+using namespace sigil::common;
+using namespace sigil::workers;
+
+namespace {
+
+// Test-only native: does something the sandbox must stop. Compiled into this binary only.
+duk_ret_t TestSyscall(duk_context* ctx) {
+    // A plain C string: Duktape longjmps, so no destructor may live across duk_push_string.
+    const std::string_view what = duk_require_string(ctx, 0);
+    if (what == "open") ::open("/etc/hostname", O_RDONLY);
+    else if (what == "socket") ::socket(AF_INET, SOCK_STREAM, 0);
+    else if (what == "fork") ::fork();
+    else if (what == "mmap_exec") ::mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    else if (what == "abort") std::abort();
+    else if (what == "segv") ::raise(SIGSEGV);
+    else if (what == "spin") for (;;) asm volatile("");
+    else if (what == "block") {
+        char c;
+        (void)::read(0, &c, 1);  // the worker never writes unasked: blocks until killed
+    }
+    duk_push_string(ctx, "survived");
+    return 1;
+}
+
+void InstallTestNatives(duk_context* ctx) {
+    duk_push_c_function(ctx, TestSyscall, 1);
+    duk_put_global_string(ctx, "__sigil_test_syscall");
+}
+
+class RecordingHandler : public OpHandler {
+public:
+    Result<std::string> OnOp(std::string_view name, std::string_view args_json) override {
+        ops.emplace_back(name);
+        if (name == "encrypt") return MakeError(ErrorKind::Forbidden, "refused", "not allowed here");
+        return std::string(args_json);
+    }
+    Status OnLog(std::string_view text) override {
+        logs.emplace_back(text);
+        if (text == "stop") return MakeError(ErrorKind::Forbidden, "stop_requested", "told to stop");
+        return Success();
+    }
+    std::vector<std::string> ops;
+    std::vector<std::string> logs;
+};
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+}  // namespace
+
+class SandboxRunTests : public CppUnit::TestFixture {
+    CPPUNIT_TEST_SUITE(SandboxRunTests);
+    CPPUNIT_TEST(testHelloWorld);
+    CPPUNIT_TEST(testParamsReachMain);
+    CPPUNIT_TEST(testUndefinedAndObjectReturns);
+    CPPUNIT_TEST(testThrownErrorHasMessageAndStack);
+    CPPUNIT_TEST(testSyntaxErrorIsScriptError);
+    CPPUNIT_TEST(testEndlessLoopHitsTimeLimitAndZygoteServesNext);
+    CPPUNIT_TEST(testCaughtTimeoutStillEnds);
+    CPPUNIT_TEST(testNativeSpinStoppedByCpuLimit);
+    CPPUNIT_TEST(testBlockedChildKilledByWorker);
+    CPPUNIT_TEST(testMemoryBombHitsMemoryLimit);
+    CPPUNIT_TEST(testForbiddenSyscallsKillWithSigsys);
+    CPPUNIT_TEST(testCrashIsCleanOutcome);
+    CPPUNIT_TEST(testDangerousGlobalsRemoved);
+    CPPUNIT_TEST(testBuiltinPrototypesFrozen);
+    CPPUNIT_TEST(testRunsDoNotShareGlobals);
+    CPPUNIT_TEST(testOpRoundTrip);
+    CPPUNIT_TEST(testLogsReachHandler);
+    CPPUNIT_TEST(testWorkerSideLimits);
+    CPPUNIT_TEST(testDateAndRandomWorkUnderSeccomp);
+    CPPUNIT_TEST(testZygoteGoneIsAnError);
+    CPPUNIT_TEST(testHeapHooksWorkOutsideARun);
+    CPPUNIT_TEST(testModernCodeIsLoweredInTheChild);
+    CPPUNIT_TEST(testLoweringSyntaxErrorNamesTheLine);
+    CPPUNIT_TEST(testRandomDiffersBetweenRuns);
+    CPPUNIT_TEST(testHelloWorldLatency);
+    CPPUNIT_TEST_SUITE_END();
+
+    std::optional<Zygote> m_zygote;
+
+    RunOutcome Run(const std::string& code, RunLimits limits = {}, const std::string& params = "{}",
+                   OpHandler* handler = nullptr) {
+        RecordingHandler fallback;
+        auto r = RunAction(*m_zygote, RunRequest{code, params, limits}, handler != nullptr ? *handler : fallback);
+        CPPUNIT_ASSERT_MESSAGE(r.ok() ? "" : r.error().message, r.ok());
+        return std::move(r).value();
+    }
+    static RunLimits Short() {
+        RunLimits l;
+        l.time_ms = 1000;
+        return l;
+    }
+
+public:
+    void setUp() override {
+        auto z = Zygote::Start(SandboxChildOptions{InstallTestNatives});
+        CPPUNIT_ASSERT(z.ok());
+        m_zygote.emplace(std::move(z).value());
+    }
+    void tearDown() override { m_zygote.reset(); }
+
+    void testModernCodeIsLoweredInTheChild() {
+        const std::string src =
+            "const pair = async (a) => { const r = await Promise.all([a, Promise.resolve(2)]); return r; };\n"
+            "async function main({ a, ...rest }) { const [x, y] = await pair(a); return `${x}-${y}-${Object.keys(rest)}`; }";
+        RecordingHandler h;
+        auto r = RunAction(*m_zygote, RunRequest{src, R"({"a":1,"b":2})", {}, true}, h);
+        CPPUNIT_ASSERT(r.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string(R"("1-2-b")"), r->response_json);
+        CPPUNIT_ASSERT(r->lowered_code.has_value());
+        CPPUNIT_ASSERT(r->lowered_code->find("async") == std::string::npos);
+        CPPUNIT_ASSERT(r->lowered_code->find("__sigil_await(") != std::string::npos);
+        // The lowered text runs as is (what the worker's cache hands later runs).
+        auto again = RunAction(*m_zygote, RunRequest{*r->lowered_code, R"({"a":5})", {}, false}, h);
+        CPPUNIT_ASSERT(again.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string(R"("5-2-")"), again->response_json);
+        CPPUNIT_ASSERT(!again->lowered_code.has_value());
+    }
+    void testLoweringSyntaxErrorNamesTheLine() {
+        RecordingHandler h;
+        auto r = RunAction(*m_zygote, RunRequest{"async function main() {\n  return [1, 2;\n}", "{}", {}, true}, h);
+        CPPUNIT_ASSERT(r.ok());
+        CPPUNIT_ASSERT(r->end == RunEnd::ScriptError);
+        CPPUNIT_ASSERT_EQUAL(std::string("SyntaxError"), r->error.code);
+        CPPUNIT_ASSERT_MESSAGE(r->error.message, r->error.message.find("line 2") != std::string::npos);
+        CPPUNIT_ASSERT(!r->lowered_code.has_value());
+    }
+    void testRandomDiffersBetweenRuns() {
+        const std::string code = "function main() { return [Math.random(), Math.random()]; }";
+        const std::string a = Run(code).response_json, b = Run(code).response_json;
+        CPPUNIT_ASSERT(a != b);
+        CPPUNIT_ASSERT(a.find("0.") != std::string::npos);
+    }
+    void testHelloWorld() {
+        auto o = Run("function main() { return 'Hello World!'; }");
+        CPPUNIT_ASSERT(o.end == RunEnd::Completed);
+        CPPUNIT_ASSERT_EQUAL(std::string("\"Hello World!\""), o.response_json);
+        CPPUNIT_ASSERT(WIFEXITED(o.wait_status) && WEXITSTATUS(o.wait_status) == 0);
+    }
+    void testParamsReachMain() {
+        auto o = Run("function main(p) { return {sum: p.a + p.b, who: p.who}; }", {}, R"({"a":2,"b":40,"who":"x"})");
+        CPPUNIT_ASSERT(o.end == RunEnd::Completed);
+        CPPUNIT_ASSERT_EQUAL(std::string(R"({"sum":42,"who":"x"})"), o.response_json);
+    }
+    void testUndefinedAndObjectReturns() {
+        CPPUNIT_ASSERT_EQUAL(std::string(""), Run("function main() {}").response_json);
+        CPPUNIT_ASSERT_EQUAL(std::string(""), Run("var x = 1;").response_json);  // no main
+        CPPUNIT_ASSERT_EQUAL(std::string("[1,null]"), Run("function main() { return [1, null]; }").response_json);
+        CPPUNIT_ASSERT_EQUAL(std::string("7"), Run("function main() { return 7; }").response_json);
+    }
+    void testThrownErrorHasMessageAndStack() {
+        auto o = Run("function inner() { throw new TypeError('bad thing'); }\nfunction main() { inner(); }");
+        CPPUNIT_ASSERT(o.end == RunEnd::ScriptError);
+        CPPUNIT_ASSERT_EQUAL(std::string("TypeError"), o.error.code);
+        CPPUNIT_ASSERT_EQUAL(std::string("bad thing"), o.error.message);
+        CPPUNIT_ASSERT_MESSAGE(o.error.stack, o.error.stack.find("inner") != std::string::npos);
+        auto thrown_string = Run("function main() { throw 'plain'; }");
+        CPPUNIT_ASSERT(thrown_string.end == RunEnd::ScriptError);
+        CPPUNIT_ASSERT_EQUAL(std::string("plain"), thrown_string.error.message);
+    }
+    void testSyntaxErrorIsScriptError() {
+        auto o = Run("function main( {");
+        CPPUNIT_ASSERT(o.end == RunEnd::ScriptError);
+        CPPUNIT_ASSERT_EQUAL(std::string("SyntaxError"), o.error.code);
+        auto bad_params = Run("function main(p) { return p; }", {}, "{not json");
+        CPPUNIT_ASSERT(bad_params.end == RunEnd::ScriptError);
+    }
+    void testEndlessLoopHitsTimeLimitAndZygoteServesNext() {
+        const auto start = std::chrono::steady_clock::now();
+        auto o = Run("function main() { while (true) {} }", Short());
+        const double took = Seconds(start);
+        CPPUNIT_ASSERT(o.end == RunEnd::TimeLimit);
+        CPPUNIT_ASSERT_MESSAGE(std::to_string(took), took < 2.0 && took >= 0.9);
+        CPPUNIT_ASSERT_EQUAL(std::string("\"Hello World!\""), Run("function main() { return 'Hello World!'; }").response_json);
+    }
+    void testCaughtTimeoutStillEnds() {
+        const auto start = std::chrono::steady_clock::now();
+        auto o = Run("function main() { for (;;) { try { while (true) {} } catch (e) {} } }", Short());
+        CPPUNIT_ASSERT(o.end == RunEnd::TimeLimit);
+        CPPUNIT_ASSERT(Seconds(start) < 2.0);
+    }
+    void testNativeSpinStoppedByCpuLimit() {
+        // The engine's interrupt never runs inside a native loop: RLIMIT_CPU must end it.
+        const auto start = std::chrono::steady_clock::now();
+        auto o = Run("function main() { __sigil_test_syscall('spin'); }", Short());
+        CPPUNIT_ASSERT(o.end == RunEnd::TimeLimit);
+        CPPUNIT_ASSERT(WIFSIGNALED(o.wait_status));
+        CPPUNIT_ASSERT(WTERMSIG(o.wait_status) == SIGXCPU || WTERMSIG(o.wait_status) == SIGKILL);
+        CPPUNIT_ASSERT(Seconds(start) < 2.6);  // SIGXCPU at 1 s of CPU, or the 2 s wall-clock kill on a busy machine
+    }
+    void testBlockedChildKilledByWorker() {
+        // Blocked without using CPU: only the worker's wall-clock kill ends it.
+        const auto start = std::chrono::steady_clock::now();
+        auto o = Run("function main() { __sigil_test_syscall('block'); }", Short());
+        const double took = Seconds(start);
+        CPPUNIT_ASSERT(o.end == RunEnd::TimeLimit);
+        CPPUNIT_ASSERT(WIFSIGNALED(o.wait_status) && WTERMSIG(o.wait_status) == SIGKILL);
+        CPPUNIT_ASSERT_MESSAGE(std::to_string(took), took >= 1.9 && took < 3.0);
+    }
+    void testMemoryBombHitsMemoryLimit() {
+        RunLimits l;
+        l.memory_bytes = 16u * 1024 * 1024;
+        l.time_ms = 10000;
+        auto o = Run("function main() { var a = []; while (true) a.push(new Array(1e6)); }", l);
+        CPPUNIT_ASSERT(o.end == RunEnd::MemoryLimit);
+        // Catching the engine's "alloc failed" does not hide the limit.
+        auto caught = Run("function main() { var a = []; try { while (true) a.push('x'.repeat(1e5) + a.length); }"
+                          " catch (e) { a = null; } return 'fine'; }", l);
+        CPPUNIT_ASSERT(caught.end == RunEnd::MemoryLimit);
+        // Many mid-sized strings (each a fresh allocation) end the same way, well before the time limit.
+        l.time_ms = 2000;
+        auto strings = Run("function main() { var a = []; while (true) a.push('x'.repeat(10000) + a.length); }", l);
+        CPPUNIT_ASSERT_EQUAL(std::string("memory_limit"), strings.error.code);
+    }
+    void testForbiddenSyscallsKillWithSigsys() {
+        for (const char* what : {"open", "socket", "fork", "mmap_exec"}) {
+            auto o = Run(std::string("function main() { return __sigil_test_syscall('") + what + "'); }");
+            CPPUNIT_ASSERT_MESSAGE(what, o.end == RunEnd::Crashed);
+            CPPUNIT_ASSERT_MESSAGE(what, WIFSIGNALED(o.wait_status) && WTERMSIG(o.wait_status) == SIGSYS);
+            CPPUNIT_ASSERT_EQUAL(std::string("sandbox_violation"), o.error.code);
+        }
+    }
+    void testCrashIsCleanOutcome() {
+        for (const char* what : {"abort", "segv"}) {
+            auto o = Run(std::string("function main() { __sigil_test_syscall('") + what + "'); }");
+            CPPUNIT_ASSERT_MESSAGE(what, o.end == RunEnd::Crashed);
+            CPPUNIT_ASSERT(WIFSIGNALED(o.wait_status));
+            CPPUNIT_ASSERT(!o.error.code.empty() && !o.error.message.empty());
+        }
+        CPPUNIT_ASSERT(Run("function main() { return 1; }").end == RunEnd::Completed);
+    }
+    void testDangerousGlobalsRemoved() {
+        auto o = Run("function main() { return [typeof Duktape, typeof Proxy, typeof CBOR, typeof __sigil_op,"
+                     " typeof __sigil_log, typeof __sigil_jobs, typeof __sigil_random, typeof __sigil_crypto]; }");
+        CPPUNIT_ASSERT_EQUAL(std::string(R"(["undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined"])"),
+                             o.response_json);
+    }
+    void testBuiltinPrototypesFrozen() {
+        auto o = Run(R"JS(
+            function main() {
+              var r = [Object.isFrozen(Object.prototype), Object.isFrozen(Array.prototype),
+                       Object.isFrozen(Function.prototype), Object.isFrozen(JSON), Object.isFrozen(Math),
+                       Object.isFrozen(Object.getPrototypeOf(Uint8Array.prototype))];
+              Object.prototype.polluted = 1;
+              try { (function () { 'use strict'; Array.prototype.push = null; })(); r.push('no throw'); }
+              catch (e) { r.push(e.name); }
+              try { __sigil_await = null; } catch (e) {}
+              r.push(({}).polluted === undefined, typeof __sigil_await);
+              return r;
+            })JS");
+        CPPUNIT_ASSERT_EQUAL(std::string(R"([true,true,true,true,true,true,"TypeError",true,"function"])"), o.response_json);
+    }
+    void testRunsDoNotShareGlobals() {
+        CPPUNIT_ASSERT(Run("leaked = 42; function main() { return leaked; }").response_json == "42");
+        CPPUNIT_ASSERT_EQUAL(std::string("\"undefined\""), Run("function main() { return typeof leaked; }").response_json);
+    }
+    void testOpRoundTrip() {
+        RecordingHandler h;
+        auto o = Run(R"JS(
+            function main() {
+              var echoed = Sigil.Actions.signEcdsa({x: [1, 2]});
+              var refused;
+              try { Sigil.Actions.encrypt({}); } catch (e) { refused = e.message; }
+              return {x: echoed.x, refused: refused};
+            })JS", {}, "{}", &h);
+        CPPUNIT_ASSERT(o.end == RunEnd::Completed);
+        CPPUNIT_ASSERT_EQUAL(std::string(R"({"x":[1,2],"refused":"not allowed here"})"), o.response_json);
+        CPPUNIT_ASSERT_EQUAL(std::size_t{2}, h.ops.size());
+        CPPUNIT_ASSERT_EQUAL(std::string("signEcdsa"), h.ops[0]);
+        CPPUNIT_ASSERT_EQUAL(2u, o.ops);
+    }
+    void testLogsReachHandler() {
+        RecordingHandler h;
+        auto o = Run("function main() { console.log('one'); console.log({}); return 1; }", {}, "{}", &h);
+        CPPUNIT_ASSERT(o.end == RunEnd::Completed);
+        CPPUNIT_ASSERT_EQUAL(std::size_t{2}, h.logs.size());
+        CPPUNIT_ASSERT_EQUAL(std::string("one"), h.logs[0]);
+        CPPUNIT_ASSERT_EQUAL(std::string("{}"), h.logs[1]);
+        auto stopped = Run("function main() { console.log('stop'); while (true) {} }", {}, "{}", &h);
+        CPPUNIT_ASSERT(stopped.end == RunEnd::Stopped);
+        CPPUNIT_ASSERT_EQUAL(std::string("stop_requested"), stopped.error.code);
+    }
+    void testWorkerSideLimits() {
+        RunLimits l;
+        l.max_ops = 2;
+        l.max_log_bytes = 10;
+        l.max_response_bytes = 20;
+        CPPUNIT_ASSERT(Run("function main() { for (var i = 0; i < 3; i++) Sigil.Actions.getPublicKey({}); }", l).end == RunEnd::OpLimit);
+        CPPUNIT_ASSERT(Run("function main() { console.log('0123456789A'); }", l).end == RunEnd::LogLimit);
+        CPPUNIT_ASSERT(Run("function main() { return 'x'.repeat(30); }", l).end == RunEnd::ResponseLimit);
+        CPPUNIT_ASSERT(Run("function main() { Sigil.Actions.getPublicKey({}); console.log('0123456789'); return 'ok'; }", l).end ==
+                       RunEnd::Completed);
+    }
+    void testDateAndRandomWorkUnderSeccomp() {
+        auto o = Run("function main() { var d = new Date(); return [typeof d.toString(), d.getTimezoneOffset() === 0,"
+                     " Date.now() > 0, Math.random() < 1, typeof new Date(2020, 1, 1).getTime()]; }");
+        CPPUNIT_ASSERT_MESSAGE(o.error.message, o.end == RunEnd::Completed);
+        CPPUNIT_ASSERT_EQUAL(std::string(R"(["string",true,true,true,"number"])"), o.response_json);
+    }
+    void testZygoteGoneIsAnError() {
+        ::kill(m_zygote->pid(), SIGKILL);
+        ::usleep(50 * 1000);
+        RecordingHandler h;
+        auto r = RunAction(*m_zygote, RunRequest{"function main() {}", "{}", {}}, h);
+        CPPUNIT_ASSERT(!r.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string("zygote_gone"), r.error().code);
+    }
+    void testHeapHooksWorkOutsideARun() {
+        // Before any RUN (as in the zygote) the hooks impose no cap and no deadline.
+        const SandboxHeapHooks h = SandboxHeap();
+        duk_context* ctx = duk_create_heap(h.alloc, h.realloc, h.free, h.udata, nullptr);
+        CPPUNIT_ASSERT(ctx != nullptr);
+        CPPUNIT_ASSERT_EQUAL(0, duk_peval_string(ctx, "var s = 0; for (var i = 0; i < 300000; i++) s += i; s"));
+        CPPUNIT_ASSERT_EQUAL(44999850000.0, duk_get_number(ctx, -1));
+        duk_destroy_heap(ctx);
+    }
+    void testHelloWorldLatency() {
+        std::vector<double> ms;
+        for (int i = 0; i < 200; ++i) {
+            const auto start = std::chrono::steady_clock::now();
+            auto o = Run("function main() { return 'Hello World!'; }");
+            ms.push_back(Seconds(start) * 1000.0);
+            CPPUNIT_ASSERT(o.end == RunEnd::Completed);
+        }
+        std::sort(ms.begin(), ms.end());
+        std::printf("\nsandbox hello-world run: p50 %.3f ms, p90 %.3f ms, max %.3f ms (200 runs)\n", ms[100], ms[180], ms.back());
+    }
+};
+
+CPPUNIT_TEST_SUITE_REGISTRATION(SandboxRunTests);

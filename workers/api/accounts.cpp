@@ -1,0 +1,314 @@
+// Accounts and usage keys: new_account, account_exists, add/update/remove usage keys, list_api_keys.
+#include <string>
+#include <vector>
+
+#include "common/base64.h"
+#include "common/json.h"
+#include "common/hex.h"
+#include "common/random.h"
+#include "common/secp256k1.h"
+#include "common/secret.h"
+#include "workers/api/api.h"
+#include "workers/api/json_input.h"
+
+namespace sigil::workers {
+namespace {
+
+using common::ErrorKind;
+using common::MakeError;
+using common::Result;
+using common::Uint256;
+
+std::string WordHex(const Uint256& v) { return common::HexEncode(v.Word(), true); }
+
+// A freshly drawn key: its text goes to the client once; only its keccak256 is kept on chain.
+struct DrawnKey {
+    std::string text;  // base64 of the 32 secret bytes
+    Uint256 hash;
+    ~DrawnKey() { common::Wipe(text.data(), text.size()); }
+};
+
+// An account master key: S is also the owner wallet's private key, so S must be a valid scalar
+// (it is not with probability ~2^-128; drawing again keeps S uniform over the valid keys).
+DrawnKey DrawAccountKey(common::Address20* wallet) {
+    for (;;) {
+        common::SecretBytes s = common::RandomSecret(common::API_KEY_SECRET_SIZE);
+        auto key = common::PrivateKey::FromBytes(s.view());
+        if (!key.ok()) continue;
+        *wallet = key->Address();
+        DrawnKey drawn{common::Base64Encode(s.view()), {}};
+        drawn.hash = ApiKeyHash(drawn.text);
+        return drawn;
+    }
+}
+
+DrawnKey DrawUsageKey() {
+    common::SecretBytes s = common::RandomSecret(common::API_KEY_SECRET_SIZE);
+    DrawnKey drawn{common::Base64Encode(s.view()), {}};
+    drawn.hash = ApiKeyHash(drawn.text);
+    return drawn;
+}
+
+std::string IdArray(const std::vector<std::uint64_t>& ids) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (i != 0) out += ',';
+        out += std::to_string(ids[i]);
+    }
+    return out + "]";
+}
+
+// The seven permission fields of an add/update body; absent bools are false, absent lists empty,
+// so an update replaces every permission the way the spec says.
+Result<Permissions> ReadPermissions(const JsonBody& body) {
+    Permissions p;
+    SIGIL_TRY(create_groups, body.Bool("can_create_groups", false));
+    SIGIL_TRY(delete_groups, body.Bool("can_delete_groups", false));
+    SIGIL_TRY(create_pkps, body.Bool("can_create_pkps", false));
+    SIGIL_TRY(manage, body.GroupIdList("manage_ipfs_ids_in_groups"));
+    SIGIL_TRY(add_pkp, body.GroupIdList("add_pkp_to_groups"));
+    SIGIL_TRY(remove_pkp, body.GroupIdList("remove_pkp_from_groups"));
+    SIGIL_TRY(execute, body.GroupIdList("execute_in_groups"));
+    p.can_create_groups = *create_groups;
+    p.can_delete_groups = *delete_groups;
+    p.can_create_pkps = *create_pkps;
+    p.manage_ipfs_ids_in_groups = std::move(manage).value();
+    p.add_pkp_to_groups = std::move(add_pkp).value();
+    p.remove_pkp_from_groups = std::move(remove_pkp).value();
+    p.execute_in_groups = std::move(execute).value();
+    return p;
+}
+
+// The usage key named in a body, as its on-chain hash. The master key is refused here: the
+// contract would treat its hash as "owner" and never as a usage key, so no request on it can mean
+// anything sensible (and a 400 is clearer than the contract's conflict).
+Result<Uint256> ReadUsageKeyHash(const JsonBody& body, const Caller& caller) {
+    SIGIL_TRY(key, body.String("usage_api_key", MAX_API_KEY_LENGTH));
+    if (key->empty()) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_usage_api_key", "usage_api_key must not be empty");
+    }
+    const Uint256 hash = ApiKeyHash(*key);
+    common::Wipe(key->data(), key->size());
+    if (hash == caller.account_hash) {
+        return MakeError(ErrorKind::InvalidInput, "master_key_not_usage_key",
+                         "usage_api_key is the account's master key, which cannot be updated or removed");
+    }
+    return hash;
+}
+
+std::string UsageKeyItem(const UsageKeyRecord& k) {
+    const std::string id = common::JsonQuote(WordHex(k.key_hash));
+    const Permissions& p = k.permissions;
+    return "{\"id\":" + id + ",\"api_key_hash\":" + id + ",\"name\":" + common::JsonQuote(k.name) +
+           ",\"description\":" + common::JsonQuote(k.description) + ",\"expiration\":\"" + std::to_string(k.expiration) +
+           "\",\"balance\":" + k.balance.ToDecimal() +
+           ",\"can_create_groups\":" + (p.can_create_groups ? "true" : "false") +
+           ",\"can_delete_groups\":" + (p.can_delete_groups ? "true" : "false") +
+           ",\"can_create_pkps\":" + (p.can_create_pkps ? "true" : "false") +
+           ",\"can_manage_ipfs_ids_in_groups\":" + IdArray(p.manage_ipfs_ids_in_groups) +
+           ",\"can_add_pkp_to_groups\":" + IdArray(p.add_pkp_to_groups) +
+           ",\"can_remove_pkp_from_groups\":" + IdArray(p.remove_pkp_from_groups) +
+           ",\"can_execute_in_groups\":" + IdArray(p.execute_in_groups) + "}";
+}
+
+// ---- handlers ----
+
+Result<HttpResponse> NewAccount(Service& service, RequestContext& ctx) {
+    if (ctx.json != nullptr) {
+        // The contract keeps no account metadata: the fields are checked, then dropped.
+        SIGIL_TRY(body, JsonBody::From(ctx.json));
+        if (auto r = body->String("account_name", MAX_NAME_BYTES, false); !r.ok()) return r.error();
+        if (auto r = body->String("account_description", MAX_DESCRIPTION_BYTES, false); !r.ok()) return r.error();
+        if (auto r = body->String("email", MAX_NAME_BYTES, false); !r.ok()) return r.error();
+    }
+    SIGIL_TRY(contract, service.Contract());
+    common::Address20 wallet{};
+    const DrawnKey key = DrawAccountKey(&wallet);
+    if (auto st = (*contract)->NewAccount(key.hash, wallet); !st.ok()) return st.error();
+    return JsonResponse(200, "{\"api_key\":" + common::JsonQuote(key.text) + ",\"wallet_address\":" +
+                                 common::JsonQuote(common::HexEncode(wallet, true)) + "}");
+}
+
+Result<HttpResponse> AccountExists(Service& service, RequestContext& ctx) {
+    auto key = ExtractApiKey(ctx.request);
+    if (!key.ok()) {
+        // A key too long or with control characters can belong to no account: that is a "no".
+        if (key.error().code == "invalid_api_key") return JsonResponse(200, "false");
+        return key.error();
+    }
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(info, (*reader)->ResolveKey(ApiKeyHash(*key)));
+    return JsonResponse(200, info->valid ? "true" : "false");
+}
+
+Result<HttpResponse> AddUsageKey(Service& service, RequestContext& ctx) {
+    const Caller& caller = CallerOf(ctx);
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(name, body->String("name", MAX_NAME_BYTES, false));
+    SIGIL_TRY(description, body->String("description", MAX_DESCRIPTION_BYTES, false));
+    SIGIL_TRY(expiration, body->U64("expiration"));
+    SIGIL_TRY(balance, body->U64("balance"));
+    SIGIL_TRY(permissions, ReadPermissions(*body));
+
+    SIGIL_TRY(contract, service.Contract());
+    const DrawnKey key = DrawUsageKey();
+    auto st = (*contract)->SetUsageApiKey(caller.account_hash, caller.key_hash, key.hash, *expiration,
+                                          Uint256::FromUint64(*balance), *name, *description, *permissions);
+    if (!st.ok()) return st.error();
+    return JsonResponse(200, "{\"success\":true,\"usage_api_key\":" + common::JsonQuote(key.text) + "}");
+}
+
+Result<HttpResponse> UpdateUsageKey(Service& service, RequestContext& ctx) {
+    const Caller& caller = CallerOf(ctx);
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(key_hash, ReadUsageKeyHash(*body, caller));
+    SIGIL_TRY(permissions, ReadPermissions(*body));
+    // Validated now, applied below only when sent (the rest comes from the current record).
+    SIGIL_TRY(name, body->String("name", MAX_NAME_BYTES, false));
+    SIGIL_TRY(description, body->String("description", MAX_DESCRIPTION_BYTES, false));
+    SIGIL_TRY(expiration, body->U64("expiration"));
+    SIGIL_TRY(balance, body->U64("balance"));
+
+    SIGIL_TRY(contract, service.Contract());
+    // setUsageApiKey would create an unknown key: read it first so an update never adds one
+    // (404 unknown_key for keys of other accounts too, without saying they exist).
+    SIGIL_TRY(current, (*contract)->GetUsageKey(caller.account_hash, *key_hash));
+    auto st = (*contract)->SetUsageApiKey(
+        caller.account_hash, caller.key_hash, *key_hash, body->Has("expiration") ? *expiration : current->expiration,
+        body->Has("balance") ? Uint256::FromUint64(*balance) : current->balance,
+        body->Has("name") ? *name : current->name, body->Has("description") ? *description : current->description,
+        *permissions);
+    if (!st.ok()) return st.error();
+    return SuccessResponse();
+}
+
+Result<HttpResponse> UpdateUsageKeyMetadata(Service& service, RequestContext& ctx) {
+    const Caller& caller = CallerOf(ctx);
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(key_hash, ReadUsageKeyHash(*body, caller));
+    SIGIL_TRY(name, body->String("name", MAX_NAME_BYTES));
+    SIGIL_TRY(description, body->String("description", MAX_DESCRIPTION_BYTES));
+    SIGIL_TRY(contract, service.Contract());
+    auto st = (*contract)->UpdateUsageApiKeyMetadata(caller.account_hash, caller.key_hash, *key_hash, *name,
+                                                     *description);
+    if (!st.ok()) return st.error();
+    return SuccessResponse();
+}
+
+Result<HttpResponse> RemoveUsageKey(Service& service, RequestContext& ctx) {
+    const Caller& caller = CallerOf(ctx);
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(key_hash, ReadUsageKeyHash(*body, caller));
+    SIGIL_TRY(contract, service.Contract());
+    SIGIL_TRY(st, (*contract)->RemoveUsageApiKey(caller.account_hash, caller.key_hash, *key_hash));
+    return SuccessResponse();
+}
+
+Result<HttpResponse> ListApiKeys(Service& service, RequestContext& ctx) {
+    const Caller& caller = CallerOf(ctx);
+    SIGIL_TRY(page, ParsePage(ctx.request));
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(keys, (*reader)->ListUsageKeys(caller.account_hash, *page));
+    std::string out = "[";
+    for (std::size_t i = 0; i < keys->size(); ++i) {
+        if (i != 0) out += ',';
+        out += UsageKeyItem((*keys)[i]);
+    }
+    return JsonResponse(200, out + "]");
+}
+
+// ---- schemas (OpenAPI) ----
+
+#define SIGIL_NAME_SCHEMA R"({"type":"string","maxLength":256})"
+#define SIGIL_DESCRIPTION_SCHEMA R"({"type":"string","maxLength":4096})"
+#define SIGIL_IDS_SCHEMA \
+    R"({"type":"array","maxItems":100,"default":[],"items":{"type":"integer","format":"uint64","minimum":0},)" \
+    R"("description":"group ids (numbers or decimal strings); [0] means all groups"})"
+#define SIGIL_U64_SCHEMA(what) \
+    R"({"oneOf":[{"type":"integer","format":"uint64","minimum":0},{"type":"string","pattern":"^[0-9]{1,19}$"}],"default":0,"description":")" what R"("})"
+#define SIGIL_PERMISSION_PROPERTIES                                                              \
+    R"("can_create_groups":{"type":"boolean","default":false},)"                               \
+    R"("can_delete_groups":{"type":"boolean","default":false},)"                               \
+    R"("can_create_pkps":{"type":"boolean","default":false},)"                                 \
+    R"("manage_ipfs_ids_in_groups":)" SIGIL_IDS_SCHEMA R"(,"add_pkp_to_groups":)" SIGIL_IDS_SCHEMA \
+    R"(,"remove_pkp_from_groups":)" SIGIL_IDS_SCHEMA R"(,"execute_in_groups":)" SIGIL_IDS_SCHEMA
+#define SIGIL_USAGE_KEY_SCHEMA R"({"type":"string","minLength":1,"maxLength":256,"description":"the usage key's value"})"
+
+constexpr const char* kNewAccountRequest =
+    R"({"type":"object","description":"optional body; the fields are accepted and not stored","properties":{)"
+    R"("account_name":)" SIGIL_NAME_SCHEMA R"(,"account_description":)" SIGIL_DESCRIPTION_SCHEMA
+    R"(,"email":{"type":"string","maxLength":256}}})";
+constexpr const char* kNewAccountResponse =
+    R"({"type":"object","required":["api_key","wallet_address"],"properties":{)"
+    R"("api_key":{"type":"string","description":"base64 of 32 random bytes; returned once, never stored"},)"
+    R"("wallet_address":{"type":"string","pattern":"^0x[0-9a-f]{40}$","description":"the owner wallet, whose private key is the decoded api_key"}}})";
+constexpr const char* kAccountExistsResponse =
+    R"({"type":"boolean","description":"whether the key in X-Api-Key / Authorization is a live key of some account"})";
+constexpr const char* kAddUsageKeyRequest =
+    R"({"type":"object","properties":{"name":)" SIGIL_NAME_SCHEMA R"(,"description":)" SIGIL_DESCRIPTION_SCHEMA
+    R"(,"expiration":)" SIGIL_U64_SCHEMA("unix seconds; 0 = never") R"(,"balance":)" SIGIL_U64_SCHEMA("usage balance")
+    R"(,)" SIGIL_PERMISSION_PROPERTIES R"(}})";
+constexpr const char* kAddUsageKeyResponse =
+    R"({"type":"object","required":["success","usage_api_key"],"properties":{"success":{"type":"boolean"},)"
+    R"("usage_api_key":{"type":"string","description":"base64 of 32 random bytes; returned once"}}})";
+constexpr const char* kUpdateUsageKeyRequest =
+    R"({"type":"object","required":["usage_api_key"],"description":"replaces every permission; name, description, )"
+    R"(expiration and balance are kept when absent","properties":{"usage_api_key":)" SIGIL_USAGE_KEY_SCHEMA
+    R"(,"name":)" SIGIL_NAME_SCHEMA R"(,"description":)" SIGIL_DESCRIPTION_SCHEMA
+    R"(,"expiration":)" SIGIL_U64_SCHEMA("unix seconds; 0 = never") R"(,"balance":)" SIGIL_U64_SCHEMA("usage balance")
+    R"(,)" SIGIL_PERMISSION_PROPERTIES R"(}})";
+constexpr const char* kUpdateMetadataRequest =
+    R"({"type":"object","required":["usage_api_key","name","description"],"properties":{"usage_api_key":)"
+    SIGIL_USAGE_KEY_SCHEMA R"(,"name":)" SIGIL_NAME_SCHEMA R"(,"description":)" SIGIL_DESCRIPTION_SCHEMA R"(}})";
+constexpr const char* kRemoveUsageKeyRequest =
+    R"({"type":"object","required":["usage_api_key"],"properties":{"usage_api_key":)" SIGIL_USAGE_KEY_SCHEMA R"(}})";
+constexpr const char* kSuccessResponse =
+    R"({"type":"object","required":["success"],"properties":{"success":{"type":"boolean"}}})";
+constexpr const char* kPageQuery =
+    R"({"type":"object","properties":{"page_number":{"type":"integer","minimum":0,"default":0},)"
+    R"("page_size":{"type":"integer","minimum":1,"maximum":100,"default":10}}})";
+#define SIGIL_ID_LIST_OUT R"({"type":"array","items":{"type":"integer","format":"uint64","minimum":0}})"
+constexpr const char* kListApiKeysResponse =
+    R"({"type":"array","items":{"type":"object","required":["id","api_key_hash","name","description","expiration",)"
+    R"("balance","can_create_groups","can_delete_groups","can_create_pkps","can_manage_ipfs_ids_in_groups",)"
+    R"("can_add_pkp_to_groups","can_remove_pkp_from_groups","can_execute_in_groups"],"properties":{)"
+    R"("id":{"type":"string","pattern":"^0x[0-9a-f]{64}$","description":"keccak256 of the key"},)"
+    R"("api_key_hash":{"type":"string","pattern":"^0x[0-9a-f]{64}$"},"name":{"type":"string"},)"
+    R"("description":{"type":"string"},"expiration":{"type":"string","description":"unix seconds as a decimal string; 0 = never"},)"
+    R"("balance":{"type":"integer","minimum":0},"can_create_groups":{"type":"boolean"},)"
+    R"("can_delete_groups":{"type":"boolean"},"can_create_pkps":{"type":"boolean"},)"
+    R"("can_manage_ipfs_ids_in_groups":)" SIGIL_ID_LIST_OUT R"(,"can_add_pkp_to_groups":)" SIGIL_ID_LIST_OUT
+    R"(,"can_remove_pkp_from_groups":)" SIGIL_ID_LIST_OUT R"(,"can_execute_in_groups":)" SIGIL_ID_LIST_OUT R"(}}})";
+
+}  // namespace
+
+void AddAccountRoutes(Router& router, Service& service) {
+    Service* s = &service;
+    const auto bind = [s](Result<HttpResponse> (*f)(Service&, RequestContext&)) {
+        return [s, f](RequestContext& ctx) { return f(*s, ctx); };
+    };
+    const std::string tag = "accounts";
+    router.Add({"POST", "/core/v1/new_account", AuthRequirement::None, BodyKind::OptionalJson, bind(NewAccount),
+                "Create an account: a new master API key (returned once) and its owner wallet", tag, kNewAccountRequest,
+                kNewAccountResponse});
+    router.Add({"GET", "/core/v1/account_exists", AuthRequirement::None, BodyKind::None, bind(AccountExists),
+                "Whether the API key sent in the header belongs to an account (401 only when none is sent)", tag, "",
+                kAccountExistsResponse});
+    router.Add({"POST", "/core/v1/add_usage_api_key", AuthRequirement::AccountOwner, BodyKind::Json, bind(AddUsageKey),
+                "Create a usage API key with the given permissions (master key only; the value is returned once)", tag,
+                kAddUsageKeyRequest, kAddUsageKeyResponse});
+    router.Add({"POST", "/core/v1/update_usage_api_key", AuthRequirement::AccountOwner, BodyKind::Json,
+                bind(UpdateUsageKey), "Replace every permission of a usage API key (master key only)", tag,
+                kUpdateUsageKeyRequest, kSuccessResponse});
+    router.Add({"POST", "/core/v1/update_usage_api_key_metadata", AuthRequirement::AccountOwner, BodyKind::Json,
+                bind(UpdateUsageKeyMetadata), "Rename or redescribe a usage API key (master key only)", tag,
+                kUpdateMetadataRequest, kSuccessResponse});
+    router.Add({"POST", "/core/v1/remove_usage_api_key", AuthRequirement::AccountOwner, BodyKind::Json,
+                bind(RemoveUsageKey), "Revoke a usage API key (master key only)", tag, kRemoveUsageKeyRequest,
+                kSuccessResponse});
+    router.Add({"GET", "/core/v1/list_api_keys", AuthRequirement::ApiKey, BodyKind::None, bind(ListApiKeys),
+                "Page of the account's usage keys: metadata and permissions, never key values", tag, kPageQuery,
+                kListApiKeysResponse});
+}
+
+}  // namespace sigil::workers

@@ -1,0 +1,17 @@
+#include "workers/api/api.h"
+
+namespace sigil::workers {
+
+HttpResponse SuccessResponse() { return JsonResponse(200, R"({"success":true})"); }
+
+void AddApiRoutes(Router& router, Service& service, ActionRunner* runner) {
+    router.SetAuthenticator(MakeAuthenticator(service));
+    AddAccountRoutes(router, service);
+    AddWalletRoutes(router, service);
+    AddGroupRoutes(router, service);
+    AddActionRoutes(router, service);
+    AddConfigRoutes(router, service);
+    AddRunRoutes(router, service, runner);
+}
+
+}  // namespace sigil::workers

@@ -1,0 +1,33 @@
+// The management API under /core/v1 (spec "Endpoints", DESIGN.md section 4): one Add*Routes per
+// resource file, all registered on the router by AddApiRoutes, which also installs API-key auth.
+#pragma once
+
+#include <string>
+
+#include "common/result.h"
+#include "workers/api/auth.h"
+#include "workers/http/router.h"
+#include "workers/chain/service.h"
+
+namespace sigil::workers {
+
+class ActionRunner;
+
+// `runner` may be null (no sandbox: runs answer 503 sandbox_unavailable).
+void AddApiRoutes(Router& router, Service& service, ActionRunner* runner = nullptr);
+
+void AddAccountRoutes(Router& router, Service& service);  // api_accounts.cpp: accounts and usage keys
+void AddWalletRoutes(Router& router, Service& service);   // api_wallets.cpp: PKPs and group membership
+void AddGroupRoutes(Router& router, Service& service);    // api_groups.cpp: groups
+void AddActionRoutes(Router& router, Service& service);   // api_actions.cpp: actions and CIDs
+void AddConfigRoutes(Router& router, Service& service);   // api_config.cpp: public configuration, OpenAPI
+// api_run.cpp: POST sigil_action and GET get_action_client_config.
+void AddRunRoutes(Router& router, Service& service, ActionRunner* runner);
+
+// The caller an authenticated route's handler runs for.
+inline const Caller& CallerOf(const RequestContext& ctx) { return std::any_cast<const Caller&>(ctx.auth); }
+
+// {"success":true}: the answer of every write without other data.
+HttpResponse SuccessResponse();
+
+}  // namespace sigil::workers

@@ -1,0 +1,148 @@
+// Groups: add, update, remove, list (spec "Wallets, groups, actions"; DESIGN.md section 4).
+// Every write is relayed with the caller's key hash; the contract decides scopes and answers with
+// the mapped 403/404/409/400.
+#include <string>
+#include <vector>
+
+#include "common/hex.h"
+#include "common/json.h"
+#include "workers/api/api.h"
+#include "workers/api/json_input.h"
+
+namespace sigil::workers {
+namespace {
+
+std::string AddressList(const std::vector<common::Address20>& pkps) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < pkps.size(); ++i) out += (i ? ",\"" : "\"") + common::HexEncode(pkps[i], true) + "\"";
+    return out + "]";
+}
+
+std::string HashList(const std::vector<common::Hash32>& hashes) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < hashes.size(); ++i) {
+        out += (i ? ",\"" : "\"") + common::HexEncode(hashes[i], true) + "\"";
+    }
+    return out + "]";
+}
+
+common::Result<HttpResponse> AddGroup(Service& service, RequestContext& ctx) {
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(name, body->String("group_name", MAX_NAME_BYTES));
+    SIGIL_TRY(description, body->String("group_description", MAX_DESCRIPTION_BYTES));
+    SIGIL_TRY(pkps, body->AddressList("pkp_ids_permitted"));
+    SIGIL_TRY(cids, body->HashedCidList("cid_hashes_permitted"));
+
+    SIGIL_TRY(contract, service.Contract());
+    const Caller& caller = CallerOf(ctx);
+    SIGIL_TRY(id, (*contract)->AddGroup(caller.account_hash, caller.key_hash, *name, *description, *pkps, *cids));
+    return JsonResponse(200, "{\"success\":true,\"group_id\":\"" + std::to_string(*id) + "\"}");
+}
+
+common::Result<HttpResponse> UpdateGroup(Service& service, RequestContext& ctx) {
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(group_id, body->GroupId("group_id"));
+    SIGIL_TRY(name, body->String("name", MAX_NAME_BYTES));
+    SIGIL_TRY(description, body->String("description", MAX_DESCRIPTION_BYTES));
+    const bool has_pkps = body->Has("pkp_ids_permitted");
+    const bool has_cids = body->Has("cid_hashes_permitted");
+    SIGIL_TRY(pkps, body->AddressList("pkp_ids_permitted"));
+    SIGIL_TRY(cids, body->HashedCidList("cid_hashes_permitted"));
+
+    SIGIL_TRY(contract, service.Contract());
+    const Caller& caller = CallerOf(ctx);
+    // The contract replaces both sets. An omitted list means "unchanged", never "empty": a client
+    // renaming a group must not silently strip its PKPs and actions. Sending [] empties it.
+    if (!has_pkps || !has_cids) {
+        SIGIL_TRY(current, (*contract)->GetGroup(caller.account_hash, *group_id));
+        if (!has_pkps) *pkps = current->pkps;
+        if (!has_cids) *cids = current->cid_hashes;
+    }
+    SIGIL_TRY_STATUS(
+        (*contract)->UpdateGroup(caller.account_hash, caller.key_hash, *group_id, *name, *description, *pkps, *cids));
+    return SuccessResponse();
+}
+
+common::Result<HttpResponse> RemoveGroup(Service& service, RequestContext& ctx) {
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(group_id, body->GroupId("group_id"));
+
+    SIGIL_TRY(contract, service.Contract());
+    const Caller& caller = CallerOf(ctx);
+    SIGIL_TRY_STATUS((*contract)->RemoveGroup(caller.account_hash, caller.key_hash, *group_id));
+    return SuccessResponse();
+}
+
+common::Result<HttpResponse> ListGroups(Service& service, RequestContext& ctx) {
+    SIGIL_TRY(page, ParsePage(ctx.request));
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(groups, (*reader)->ListGroups(CallerOf(ctx).account_hash, *page));
+    std::string out = "[";
+    for (std::size_t i = 0; i < groups->size(); ++i) {
+        const auto& g = (*groups)[i];
+        out += (i ? "," : "");
+        out += "{\"id\":\"" + std::to_string(g.id) + "\",\"name\":" + common::JsonQuote(g.name) +
+               ",\"description\":" + common::JsonQuote(g.description) + ",\"pkp_ids_permitted\":" + AddressList(g.pkps) +
+               ",\"cid_hashes_permitted\":" + HashList(g.cid_hashes) + "}";
+    }
+    return JsonResponse(200, out + "]");
+}
+
+// JSON Schemas (request and response) for the OpenAPI document.
+#define SIGIL_GROUP_ID R"~({"oneOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^[0-9]+$"}],"description":"group id (number or decimal string)"})~"
+#define SIGIL_PKP_LIST R"~({"type":"array","maxItems":100,"items":{"type":"string","pattern":"^0x[0-9a-fA-F]{40}$"},"description":"PKP wallet addresses"})~"
+#define SIGIL_CID_LIST R"~({"type":"array","maxItems":100,"items":{"type":"string","pattern":"^0x[0-9a-fA-F]{64}$"},"description":"hashed CIDs: 0x + keccak256(utf8(CID))"})~"
+
+constexpr const char* kAddGroupRequest =
+    R"({"type":"object","required":["group_name","group_description"],"properties":{)"
+    R"("group_name":{"type":"string","maxLength":256},"group_description":{"type":"string","maxLength":4096},)"
+    R"("pkp_ids_permitted":)" SIGIL_PKP_LIST R"(,"cid_hashes_permitted":)" SIGIL_CID_LIST "}}";
+
+constexpr const char* kAddGroupResponse =
+    R"({"type":"object","required":["success","group_id"],"properties":{"success":{"type":"boolean"},)"
+    R"("group_id":{"type":"string","description":"the new group's id, decimal"}}})";
+
+constexpr const char* kUpdateGroupRequest =
+    R"({"type":"object","required":["group_id","name","description"],"properties":{"group_id":)" SIGIL_GROUP_ID
+    R"(,"name":{"type":"string","maxLength":256},"description":{"type":"string","maxLength":4096},)"
+    R"("pkp_ids_permitted":)" SIGIL_PKP_LIST R"(,"cid_hashes_permitted":)" SIGIL_CID_LIST
+    R"(},"description":"omitted lists are kept as they are; [] empties them"})";
+
+constexpr const char* kRemoveGroupRequest =
+    R"({"type":"object","required":["group_id"],"properties":{"group_id":)" SIGIL_GROUP_ID "}}";
+
+constexpr const char* kSuccess =
+    R"({"type":"object","required":["success"],"properties":{"success":{"type":"boolean"}}})";
+
+constexpr const char* kPageQuery =
+    R"({"type":"object","properties":{"page_number":{"type":"integer","minimum":0,"default":0,"description":"0-based page"},)"
+    R"("page_size":{"type":"integer","minimum":1,"maximum":100,"default":10}}})";
+
+constexpr const char* kListGroupsResponse =
+    R"({"type":"array","items":{"type":"object","required":["id","name","description","pkp_ids_permitted",)"
+    R"("cid_hashes_permitted"],"properties":{"id":{"type":"string","description":"group id, decimal"},)"
+    R"("name":{"type":"string"},"description":{"type":"string"},"pkp_ids_permitted":{"type":"array",)"
+    R"("items":{"type":"string"}},"cid_hashes_permitted":{"type":"array","items":{"type":"string"}}}}})";
+
+#undef SIGIL_GROUP_ID
+#undef SIGIL_PKP_LIST
+#undef SIGIL_CID_LIST
+
+}  // namespace
+
+void AddGroupRoutes(Router& router, Service& service) {
+    router.Add({"POST", "/core/v1/add_group", AuthRequirement::ApiKey, BodyKind::Json,
+                [&service](RequestContext& ctx) { return AddGroup(service, ctx); },
+                "Create a group (owner, or a key with group:create)", "groups", kAddGroupRequest, kAddGroupResponse});
+    router.Add({"POST", "/core/v1/update_group", AuthRequirement::ApiKey, BodyKind::Json,
+                [&service](RequestContext& ctx) { return UpdateGroup(service, ctx); },
+                "Rename a group and replace its PKP and CID sets", "groups", kUpdateGroupRequest, kSuccess});
+    router.Add({"POST", "/core/v1/remove_group", AuthRequirement::ApiKey, BodyKind::Json,
+                [&service](RequestContext& ctx) { return RemoveGroup(service, ctx); },
+                "Delete a group (owner, or a key with group:delete)", "groups", kRemoveGroupRequest, kSuccess});
+    router.Add({"GET", "/core/v1/list_groups", AuthRequirement::ApiKey, BodyKind::None,
+                [&service](RequestContext& ctx) { return ListGroups(service, ctx); },
+                "A page of the account's groups", "groups", kPageQuery, kListGroupsResponse});
+}
+
+}  // namespace sigil::workers

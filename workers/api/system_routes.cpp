@@ -1,0 +1,96 @@
+#include "workers/api/system_routes.h"
+
+#include "common/json.h"
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <chrono>
+#include <thread>
+
+namespace sigil::workers {
+namespace {
+
+common::Result<HttpResponse> Health(const SystemInfo& info) {
+    // Without keyd no key can be derived or payer transaction signed: the instance is degraded.
+    const bool keyd_ok = info.keyd == nullptr || info.keyd->Ping().ok();
+    std::string body = std::string("{\"status\":") + (keyd_ok ? "\"ok\"" : "\"degraded\"") +
+                       ",\"version\":" + common::JsonQuote(info.version);
+    if (info.keyd != nullptr) body += std::string(",\"keyd\":") + (keyd_ok ? "\"ok\"" : "\"unavailable\"");
+    if (info.scoreboard != nullptr) {
+        const auto s = info.scoreboard->Summarize();
+        body += ",\"workers\":{\"total\":" + std::to_string(s.total) + ",\"idle\":" + std::to_string(s.idle) +
+                ",\"busy\":" + std::to_string(s.busy) + ",\"starting\":" + std::to_string(s.starting) +
+                ",\"draining\":" + std::to_string(s.draining) + ",\"capacity\":" + std::to_string(s.capacity) +
+                ",\"requests_served\":" + std::to_string(s.requests_served) +
+                ",\"connections_accepted\":" + std::to_string(s.connections_accepted) + "}";
+    }
+    return JsonResponse(keyd_ok ? 200 : 503, body + "}");
+}
+
+common::Result<HttpResponse> Unavailable(const SystemInfo& info) {
+    // DESIGN section 6: without a TEE guest agent there is nothing to attest; say so in JSON.
+    const std::string why = info.dstack_socket.empty()
+                                ? "no TEE guest agent (dstack) is configured on this instance"
+                                : "the dstack relay is not available in this build";
+    return ErrorResponse(503, "attestation_unavailable", why);
+}
+
+constexpr const char* kHealthSchema =
+    R"({"type":"object","required":["status","version"],"properties":{"status":{"type":"string","enum":["ok","degraded"]},)"
+    R"("keyd":{"type":"string","enum":["ok","unavailable"]},)"
+    R"("version":{"type":"string"},"workers":{"type":"object","properties":{"total":{"type":"integer"},)"
+    R"("idle":{"type":"integer"},"busy":{"type":"integer"},"starting":{"type":"integer"},)"
+    R"("draining":{"type":"integer"},"capacity":{"type":"integer"},"requests_served":{"type":"integer"},)"
+    R"("connections_accepted":{"type":"integer"}}}}})";
+
+constexpr const char* kVersionSchema =
+    R"({"type":"object","required":["service","version","api"],"properties":{"service":{"type":"string"},)"
+    R"("version":{"type":"string"},"api":{"type":"string"}}})";
+
+}  // namespace
+
+void AddSystemRoutes(Router& router, const SystemInfo& info) {
+    router.Add({"GET", "/health", AuthRequirement::None, BodyKind::None,
+                [info](RequestContext&) { return Health(info); },
+                "Liveness and worker pool summary", "system", "", kHealthSchema});
+    router.Add({"GET", "/core/v1/version", AuthRequirement::None, BodyKind::None,
+                [info](RequestContext&) -> common::Result<HttpResponse> {
+                    return JsonResponse(200, "{\"service\":\"sigil\",\"version\":" + common::JsonQuote(info.version) +
+                                                 ",\"api\":\"v1\"}");
+                },
+                "Service version", "system", "", kVersionSchema});
+    router.Add({"GET", "/attestation", AuthRequirement::None, BodyKind::None,
+                [info](RequestContext&) { return Unavailable(info); },
+                "TEE quote relayed from the guest agent (503 when there is none)", "attestation", "", ""});
+    router.Add({"GET", "/info", AuthRequirement::None, BodyKind::None,
+                [info](RequestContext&) { return Unavailable(info); },
+                "TEE app info relayed from the guest agent (503 when there is none)", "attestation", "", ""});
+}
+
+void AddTestRoutes(Router& router) {
+    router.Add({"POST", "/core/v1/test/echo", AuthRequirement::None, BodyKind::Json,
+                [](RequestContext& ctx) -> common::Result<HttpResponse> {
+                    rapidjson::StringBuffer buf;
+                    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+                    ctx.json->Accept(w);
+                    return JsonResponse(200, "{\"echo\":" + std::string(buf.GetString(), buf.GetSize()) + "}");
+                },
+                "Echo a JSON body (test_routes only)", "test", R"({})", ""});
+    router.Add({"GET", "/core/v1/test/sleep", AuthRequirement::None, BodyKind::None,
+                [](RequestContext& ctx) -> common::Result<HttpResponse> {
+                    const auto ms_text = ctx.request.QueryParam("ms");
+                    long ms = -1;
+                    if (ms_text && !ms_text->empty() && ms_text->size() <= 6 &&
+                        ms_text->find_first_not_of("0123456789") == std::string::npos) {
+                        ms = std::stol(*ms_text);
+                    }
+                    if (ms < 0 || ms > 600000) {
+                        return common::MakeError(common::ErrorKind::InvalidInput, "invalid_sleep", "ms must be 0..600000");
+                    }
+                    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+                    return JsonResponse(200, "{\"slept_ms\":" + std::to_string(ms) + "}");
+                },
+                "Hold the worker busy for ms milliseconds (test_routes only)", "test", "", ""});
+}
+
+}  // namespace sigil::workers

@@ -1,0 +1,159 @@
+// PKPs (wallets) and their group membership: create_wallet, add/remove_pkp_from_group, list_wallets(_in_group).
+#include <string>
+#include <vector>
+
+#include "common/hex.h"
+#include "common/json.h"
+#include "workers/api/api.h"
+#include "workers/api/json_input.h"
+
+namespace sigil::workers {
+namespace {
+
+using common::ErrorKind;
+using common::MakeError;
+using common::Result;
+using common::Uint256;
+
+std::string WordHex(const Uint256& v) { return common::HexEncode(v.Word(), true); }
+std::string AddressHex(const common::Address20& a) { return common::HexEncode(a, true); }
+
+// The derivation path doubles as the item id: it is the wallet's 32-byte on-chain key.
+std::string WalletItem(const WalletRecord& w) {
+    const std::string path = common::JsonQuote(WordHex(w.derivation_path));
+    return "{\"id\":" + path + ",\"name\":" + common::JsonQuote(w.name) + ",\"description\":" + common::JsonQuote(w.description) +
+           ",\"wallet_address\":" + common::JsonQuote(AddressHex(w.address)) + ",\"pkp_id\":" + common::JsonQuote(AddressHex(w.address)) +
+           ",\"derivation_path\":" + path + "}";
+}
+
+HttpResponse WalletArray(const std::vector<WalletRecord>& wallets) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < wallets.size(); ++i) {
+        if (i != 0) out += ',';
+        out += WalletItem(wallets[i]);
+    }
+    return JsonResponse(200, out + "]");
+}
+
+// ---- handlers ----
+
+Result<HttpResponse> CreateWallet(Service& service, RequestContext& ctx) {
+    const Caller& caller = CallerOf(ctx);
+    std::string name;
+    std::string description;
+    if (ctx.json != nullptr) {
+        SIGIL_TRY(body, JsonBody::From(ctx.json));
+        SIGIL_TRY(n, body->String("name", MAX_NAME_BYTES, false));
+        SIGIL_TRY(d, body->String("description", MAX_DESCRIPTION_BYTES, false));
+        name = std::move(n).value();
+        description = std::move(d).value();
+    }
+    KeydClient* keyd = service.Keyd();
+    if (keyd == nullptr) {
+        return MakeError(ErrorKind::Unavailable, "keyd_not_configured", "this instance has no key service");
+    }
+    SIGIL_TRY(contract, service.Contract());
+    // The contract enforces pkp:create at registration; asking first spares keyd a derivation (and
+    // the key space an orphan path) for every refused usage key.
+    if (!caller.is_owner) {
+        SIGIL_TRY(allowed, (*contract)->KeyHasScope(caller.key_hash, Scope::CreatePkps, 0));
+        if (!*allowed) return MakeError(ErrorKind::Forbidden, "missing_scope", "the key lacks the pkp:create scope");
+    }
+    SIGIL_TRY(path, keyd->MintPath());
+    SIGIL_TRY(pub, keyd->GetPkpPublic(common::PkpRef{caller.account_hash.Word(), *path}));
+    const Uint256 path_value = Uint256::FromWord(*path);
+    auto st = (*contract)->RegisterWalletDerivation(caller.account_hash, caller.key_hash, pub->address, path_value,
+                                                    name, description);
+    if (!st.ok()) return st.error();
+    return JsonResponse(200, "{\"wallet_address\":" + common::JsonQuote(AddressHex(pub->address)) +
+                                 ",\"derivation_path\":" + common::JsonQuote(WordHex(path_value)) + "}");
+}
+
+// add_pkp_to_group and remove_pkp_from_group share their body {group_id, pkp_id}.
+template <bool kAdd>
+Result<HttpResponse> ChangeMembership(Service& service, RequestContext& ctx) {
+    const Caller& caller = CallerOf(ctx);
+    SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY(group_id, body->GroupId("group_id"));
+    SIGIL_TRY(pkp, body->Address("pkp_id"));
+    SIGIL_TRY(contract, service.Contract());
+    auto st = kAdd ? (*contract)->AddPkpToGroup(caller.account_hash, caller.key_hash, *group_id, *pkp)
+                   : (*contract)->RemovePkpFromGroup(caller.account_hash, caller.key_hash, *group_id, *pkp);
+    if (!st.ok()) return st.error();
+    return SuccessResponse();
+}
+
+Result<HttpResponse> ListWallets(Service& service, RequestContext& ctx) {
+    const Caller& caller = CallerOf(ctx);
+    SIGIL_TRY(page, ParsePage(ctx.request));
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(wallets, (*reader)->ListWallets(caller.account_hash, *page));
+    return WalletArray(*wallets);
+}
+
+Result<HttpResponse> ListWalletsInGroup(Service& service, RequestContext& ctx) {
+    const Caller& caller = CallerOf(ctx);
+    SIGIL_TRY(group_id, QueryGroupId(ctx.request, true));
+    SIGIL_TRY(page, ParsePage(ctx.request));
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(wallets, (*reader)->ListWalletsInGroup(caller.account_hash, **group_id, *page));
+    return WalletArray(*wallets);
+}
+
+// ---- schemas (OpenAPI) ----
+
+#define SIGIL_ADDRESS_OUT R"({"type":"string","pattern":"^0x[0-9a-f]{40}$"})"
+#define SIGIL_WORD_OUT R"({"type":"string","pattern":"^0x[0-9a-f]{64}$"})"
+#define SIGIL_GROUP_ID_IN \
+    R"({"oneOf":[{"type":"integer","format":"uint64","minimum":1},{"type":"string","pattern":"^[0-9]{1,19}$"}]})"
+
+constexpr const char* kCreateWalletRequest =
+    R"({"type":"object","description":"optional body, POST only","properties":{)"
+    R"("name":{"type":"string","maxLength":256},"description":{"type":"string","maxLength":4096}}})";
+constexpr const char* kCreateWalletResponse =
+    R"({"type":"object","required":["wallet_address","derivation_path"],"properties":{)"
+    R"("wallet_address":)" SIGIL_ADDRESS_OUT R"(,"derivation_path":)" SIGIL_WORD_OUT R"(}})";
+constexpr const char* kMembershipRequest =
+    R"({"type":"object","required":["group_id","pkp_id"],"properties":{"group_id":)" SIGIL_GROUP_ID_IN
+    R"(,"pkp_id":{"type":"string","pattern":"^0x[0-9a-fA-F]{40}$","description":"the wallet address"}}})";
+constexpr const char* kSuccessResponse =
+    R"({"type":"object","required":["success"],"properties":{"success":{"type":"boolean"}}})";
+#define SIGIL_PAGE_PROPERTIES \
+    R"("page_number":{"type":"integer","minimum":0,"default":0},"page_size":{"type":"integer","minimum":1,"maximum":100,"default":10})"
+constexpr const char* kPageQuery = R"({"type":"object","properties":{)" SIGIL_PAGE_PROPERTIES R"(}})";
+constexpr const char* kGroupPageQuery =
+    R"({"type":"object","required":["group_id"],"properties":{"group_id":{"type":"integer","minimum":1},)"
+    SIGIL_PAGE_PROPERTIES R"(}})";
+constexpr const char* kWalletListResponse =
+    R"({"type":"array","items":{"type":"object","required":["id","name","description","wallet_address","pkp_id",)"
+    R"("derivation_path"],"properties":{"id":{"type":"string","pattern":"^0x[0-9a-f]{64}$","description":)"
+    R"("the derivation path"},"name":{"type":"string"},"description":{"type":"string"},"wallet_address":)"
+    SIGIL_ADDRESS_OUT R"(,"pkp_id":)" SIGIL_ADDRESS_OUT R"(,"derivation_path":)" SIGIL_WORD_OUT R"(}}})";
+
+}  // namespace
+
+void AddWalletRoutes(Router& router, Service& service) {
+    Service* s = &service;
+    const auto bind = [s](Result<HttpResponse> (*f)(Service&, RequestContext&)) {
+        return [s, f](RequestContext& ctx) { return f(*s, ctx); };
+    };
+    const std::string tag = "wallets";
+    const std::string create_summary = "Create a wallet (PKP) and register it to the account (scope pkp:create)";
+    router.Add({"GET", "/core/v1/create_wallet", AuthRequirement::ApiKey, BodyKind::None, bind(CreateWallet),
+                create_summary, tag, "", kCreateWalletResponse});
+    router.Add({"POST", "/core/v1/create_wallet", AuthRequirement::ApiKey, BodyKind::OptionalJson, bind(CreateWallet),
+                create_summary, tag, kCreateWalletRequest, kCreateWalletResponse});
+    router.Add({"POST", "/core/v1/add_pkp_to_group", AuthRequirement::ApiKey, BodyKind::Json,
+                bind(ChangeMembership<true>), "Add one of the account's PKPs to a group (scope group:addPkp)", tag,
+                kMembershipRequest, kSuccessResponse});
+    router.Add({"POST", "/core/v1/remove_pkp_from_group", AuthRequirement::ApiKey, BodyKind::Json,
+                bind(ChangeMembership<false>), "Remove a PKP from a group (scope group:removePkp)", tag,
+                kMembershipRequest, kSuccessResponse});
+    router.Add({"GET", "/core/v1/list_wallets", AuthRequirement::ApiKey, BodyKind::None, bind(ListWallets),
+                "Page of the account's wallets (PKPs)", tag, kPageQuery, kWalletListResponse});
+    router.Add({"GET", "/core/v1/list_wallets_in_group", AuthRequirement::ApiKey, BodyKind::None,
+                bind(ListWalletsInGroup), "Page of the wallets in one of the account's groups", tag, kGroupPageQuery,
+                kWalletListResponse});
+}
+
+}  // namespace sigil::workers

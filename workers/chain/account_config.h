@@ -1,0 +1,169 @@
+// Typed client of the AccountConfig contract: cached reads, relayed writes, revert -> error mapping.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/abi.h"
+#include "common/bytes.h"
+#include "common/result.h"
+#include "common/uint256.h"
+#include "workers/chain/cache.h"
+#include "workers/chain/tx_sender.h"
+
+namespace sigil::workers {
+
+// Scope numbers as the contract defines them (SCOPE_* constants).
+enum class Scope : std::uint8_t {
+    ManageActions = 0, AddPkp = 1, RemovePkp = 2, Execute = 3, CreateGroups = 4, DeleteGroups = 5, CreatePkps = 6,
+};
+
+// Maps the contract's revert data to an error for the HTTP layer: 403 permission, 404 unknown,
+// 409 conflict, 400 invalid (the grouping documented at the top of AccountConfig.sol). Error(string),
+// panics and unknown selectors are Internal: our contract never produces them for client mistakes.
+common::Error MapContractRevert(common::ByteView revert_data);
+
+// The custom error signatures the client knows, for tests that compare them with the compiled ABI.
+const std::vector<std::string>& ContractErrorSignatures();
+
+struct KeyInfo {
+    common::Uint256 account_hash;  // zero when the key is unknown
+    bool is_owner = false;
+    bool valid = false;            // live now: not revoked or expired; an account key only while managed
+};
+
+struct AccountInfo {
+    common::Address20 admin{};
+    bool managed = false;
+    bool exists = false;
+};
+
+struct Permissions {
+    bool can_create_groups = false;
+    bool can_delete_groups = false;
+    bool can_create_pkps = false;
+    std::vector<std::uint64_t> manage_ipfs_ids_in_groups;
+    std::vector<std::uint64_t> add_pkp_to_groups;
+    std::vector<std::uint64_t> remove_pkp_from_groups;
+    std::vector<std::uint64_t> execute_in_groups;
+};
+
+struct UsageKeyRecord {
+    common::Uint256 key_hash;
+    std::uint64_t expiration = 0;  // unix seconds, 0 = never
+    common::Uint256 balance;
+    std::string name;
+    std::string description;
+    Permissions permissions;
+};
+
+struct GroupRecord {
+    std::uint64_t id = 0;
+    std::string name;
+    std::string description;
+    std::vector<common::Address20> pkps;
+    std::vector<common::Hash32> cid_hashes;
+};
+
+struct WalletRecord {
+    common::Address20 address{};
+    common::Uint256 derivation_path;
+    std::string name;
+    std::string description;
+};
+
+struct ActionRecord {
+    common::Hash32 cid_hash{};
+    std::string name;
+    std::string description;
+};
+
+struct Page {
+    std::uint64_t number = 0;  // 0-based
+    std::uint64_t size = 10;   // 1..100
+};
+
+class AccountConfigClient {
+public:
+    // `sender` may be null for a read-only client (writes then fail with Internal "no_sender").
+    AccountConfigClient(const common::Address20& contract, CachedReader& reader, ReadCache& cache, TxSender* sender);
+
+    // --- reads (cached briefly) ---
+    // Never cached: a revoked or expired key must stop working on the very next request, on every
+    // worker, whether it was removed through us or straight on the contract.
+    common::Result<KeyInfo> ResolveKey(const common::Uint256& key_hash);
+    common::Result<bool> CanExecute(const common::Uint256& key_hash, const common::Hash32& cid_hash,
+                                    const common::Address20& pkp);
+    // A run without a PKP: some group the key may execute on lists the CID.
+    common::Result<bool> CanExecuteAction(const common::Uint256& key_hash, const common::Hash32& cid_hash);
+    // The account a wallet (PKP) is registered to (zero when none) and its record.
+    common::Result<std::pair<common::Uint256, WalletRecord>> GetWallet(const common::Address20& wallet);
+    common::Result<bool> KeyHasScope(const common::Uint256& key_hash, Scope scope, std::uint64_t group_id);
+    common::Result<AccountInfo> GetAccount(const common::Uint256& account_hash);
+    common::Result<UsageKeyRecord> GetUsageKey(const common::Uint256& account_hash, const common::Uint256& key_hash);
+    common::Result<GroupRecord> GetGroup(const common::Uint256& account_hash, std::uint64_t group_id);
+    common::Result<std::vector<UsageKeyRecord>> ListUsageKeys(const common::Uint256& account_hash, Page page);
+    common::Result<std::vector<GroupRecord>> ListGroups(const common::Uint256& account_hash, Page page);
+    common::Result<std::vector<WalletRecord>> ListWallets(const common::Uint256& account_hash, Page page);
+    common::Result<std::vector<WalletRecord>> ListWalletsInGroup(const common::Uint256& account_hash,
+                                                                 std::uint64_t group_id, Page page);
+    common::Result<std::vector<ActionRecord>> ListActions(const common::Uint256& account_hash, Page page);
+    common::Result<std::vector<ActionRecord>> ListActionsInGroup(const common::Uint256& account_hash,
+                                                                 std::uint64_t group_id, Page page);
+    common::Result<std::vector<common::Address20>> GetApiPayers();
+    common::Result<common::Address20> AdminPayer();
+
+    // --- relayed writes (caller_key_hash: the key the HTTP caller used; the account hash = owner) ---
+    common::Status NewAccount(const common::Uint256& account_hash, const common::Address20& admin);
+    common::Status SetUsageApiKey(const common::Uint256& account, const common::Uint256& caller,
+                                  const common::Uint256& key_hash, std::uint64_t expiration,
+                                  const common::Uint256& balance, const std::string& name,
+                                  const std::string& description, const Permissions& permissions);
+    common::Status UpdateUsageApiKeyMetadata(const common::Uint256& account, const common::Uint256& caller,
+                                             const common::Uint256& key_hash, const std::string& name,
+                                             const std::string& description);
+    common::Status RemoveUsageApiKey(const common::Uint256& account, const common::Uint256& caller,
+                                     const common::Uint256& key_hash);
+    // Returns the new group's id (from the GroupAdded event).
+    common::Result<std::uint64_t> AddGroup(const common::Uint256& account, const common::Uint256& caller,
+                                           const std::string& name, const std::string& description,
+                                           const std::vector<common::Address20>& pkps,
+                                           const std::vector<common::Hash32>& cid_hashes);
+    common::Status UpdateGroup(const common::Uint256& account, const common::Uint256& caller, std::uint64_t group_id,
+                               const std::string& name, const std::string& description,
+                               const std::vector<common::Address20>& pkps,
+                               const std::vector<common::Hash32>& cid_hashes);
+    common::Status RemoveGroup(const common::Uint256& account, const common::Uint256& caller, std::uint64_t group_id);
+    common::Status AddActionToGroup(const common::Uint256& account, const common::Uint256& caller,
+                                    std::uint64_t group_id, const common::Hash32& cid_hash);
+    common::Status RemoveActionFromGroup(const common::Uint256& account, const common::Uint256& caller,
+                                         std::uint64_t group_id, const common::Hash32& cid_hash);
+    common::Status AddPkpToGroup(const common::Uint256& account, const common::Uint256& caller,
+                                 std::uint64_t group_id, const common::Address20& pkp);
+    common::Status RemovePkpFromGroup(const common::Uint256& account, const common::Uint256& caller,
+                                      std::uint64_t group_id, const common::Address20& pkp);
+    common::Status RegisterWalletDerivation(const common::Uint256& account, const common::Uint256& caller,
+                                            const common::Address20& wallet, const common::Uint256& path,
+                                            const std::string& name, const std::string& description);
+    common::Status AddAction(const common::Uint256& account, const common::Uint256& caller,
+                             const common::Hash32& cid_hash, const std::string& name, const std::string& description);
+    common::Status UpdateActionMetadata(const common::Uint256& account, const common::Uint256& caller,
+                                        const common::Hash32& cid_hash, const std::string& name,
+                                        const std::string& description);
+    common::Status DeleteAction(const common::Uint256& account, const common::Uint256& caller,
+                                const common::Hash32& cid_hash);
+    common::Status ConvertToChainSecuredAccount(const common::Uint256& account, const common::Address20& new_admin);
+
+private:
+    common::Result<std::vector<common::AbiValue>> Read(std::string_view signature, std::string_view output_types,
+                                                       std::vector<common::AbiValue> args, bool fresh = false);
+    common::Result<Receipt> Write(std::string_view signature, std::vector<common::AbiValue> args);
+
+    common::Address20 m_contract;
+    CachedReader& m_reader;
+    ReadCache& m_cache;
+    TxSender* m_sender;
+};
+
+}  // namespace sigil::workers

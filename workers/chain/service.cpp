@@ -1,0 +1,76 @@
+#include "workers/chain/service.h"
+
+#include "common/secp256k1.h"
+
+namespace sigil::workers {
+namespace {
+
+using common::ErrorKind;
+using common::MakeError;
+
+common::Error NoChain() {
+    return MakeError(ErrorKind::Unavailable, "chain_not_configured", "this instance has no chain configured");
+}
+
+}  // namespace
+
+common::Result<std::unique_ptr<Service>> Service::Create(const common::Config& config, KeydClient* keyd,
+                                                         std::uint32_t slot, std::atomic<std::uint64_t>* shared_epoch) {
+    std::unique_ptr<Service> s(new Service());
+    s->m_keyd = keyd;
+    s->m_slot = slot;
+    const std::string rpc_url = config.GetString("chain", "rpc_url");
+    if (rpc_url.empty()) return s;
+
+    auto contract = common::ParseAddress(config.GetString("chain", "contract_address"));
+    if (!contract.ok()) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_config",
+                         "[chain] contract_address: " + contract.error().message);
+    }
+    s->m_contract = *contract;
+    s->m_chain_id = static_cast<std::uint64_t>(config.GetInt("chain", "chain_id"));
+    if (s->m_chain_id == 0) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_config", "[chain] chain_id is required with rpc_url");
+    }
+    s->m_receipt_timeout = std::chrono::milliseconds(config.GetInt("chain", "receipt_timeout_ms"));
+
+    RpcOptions rpc;
+    rpc.url = rpc_url;
+    rpc.total_timeout = std::chrono::milliseconds(config.GetInt("chain", "rpc_timeout_ms"));
+    rpc.connect_timeout = std::min(rpc.total_timeout, std::chrono::milliseconds(2000));
+    s->m_rpc = std::make_unique<RpcClient>(MakeCurlTransport(rpc), rpc);
+    s->m_eth = std::make_unique<EthClient>(*s->m_rpc);
+    s->m_cache = std::make_unique<ReadCache>(std::chrono::milliseconds(config.GetInt("chain", "cache_ttl_ms")), 4096);
+    s->m_cache->ShareEpoch(shared_epoch);
+    s->m_watcher = std::make_unique<ContractWatcher>(*s->m_eth, s->m_contract, *s->m_cache,
+                                                     std::chrono::milliseconds(config.GetInt("chain", "event_poll_ms")));
+    s->m_reader = std::make_unique<CachedReader>(*s->m_eth, *s->m_cache, s->m_watcher.get());
+    s->m_read_client = std::make_unique<AccountConfigClient>(s->m_contract, *s->m_reader, *s->m_cache, nullptr);
+    return s;
+}
+
+common::Result<AccountConfigClient*> Service::Reader() {
+    if (!m_read_client) return NoChain();
+    return m_read_client.get();
+}
+
+common::Result<AccountConfigClient*> Service::Contract() {
+    if (!m_read_client) return NoChain();
+    if (m_write_client) return m_write_client.get();
+    if (m_keyd == nullptr) {
+        return MakeError(ErrorKind::Unavailable, "keyd_not_configured", "this instance has no keyd to sign writes");
+    }
+    // The payer's address comes from keyd once; keyd refuses slots beyond its configured payers.
+    auto payers = m_keyd->GetPayers(m_slot + 1);
+    if (!payers.ok()) return payers.error();
+    if (payers->payers.size() <= m_slot) {
+        return MakeError(ErrorKind::Internal, "no_payer_for_slot",
+                         "keyd has no API payer for worker slot " + std::to_string(m_slot));
+    }
+    m_signer = std::make_unique<KeydPayerSigner>(*m_keyd, m_slot, payers->payers.at(m_slot));
+    m_sender = std::make_unique<TxSender>(*m_eth, *m_signer, TxSenderOptions{m_chain_id, m_receipt_timeout, 25});
+    m_write_client = std::make_unique<AccountConfigClient>(m_contract, *m_reader, *m_cache, m_sender.get());
+    return m_write_client.get();
+}
+
+}  // namespace sigil::workers

@@ -1,0 +1,65 @@
+// Everything an API handler reaches: the contract client with its cache and event watcher, the
+// worker slot's own payer wallet (signed for by keyd), and keyd itself. One per worker process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "common/config.h"
+#include "common/result.h"
+#include "workers/chain/account_config.h"
+#include "workers/chain/cache.h"
+#include "workers/chain/eth_client.h"
+#include "keyd/client/keyd_client.h"
+#include "workers/chain/keyd_signer.h"
+#include "workers/chain/rpc_client.h"
+#include "workers/chain/tx_sender.h"
+
+namespace sigil::workers {
+
+class Service {
+public:
+    // Builds the chain stack from [chain] (a missing rpc_url leaves the service without a chain:
+    // Contract() then fails with Unavailable "chain_not_configured"). `keyd` may be null (no [keyd]).
+    // `slot` is this worker's scoreboard slot: it picks the API payer wallet, so no two live workers
+    // ever share a nonce sequence. Nothing here talks to the network: keyd and the node may come up
+    // later. Errors: InvalidInput "invalid_config" naming the key.
+    // `shared_epoch` (the scoreboard's ChainEpoch, may be null) makes a write through any worker
+    // drop every worker's cached reads.
+    static common::Result<std::unique_ptr<Service>> Create(const common::Config& config, KeydClient* keyd,
+                                                           std::uint32_t slot,
+                                                           std::atomic<std::uint64_t>* shared_epoch = nullptr);
+
+    // The contract client, with relayed writes enabled once this slot's payer is known from keyd.
+    // Errors: Unavailable "chain_not_configured", or keyd's errors while fetching the payer address.
+    common::Result<AccountConfigClient*> Contract();
+    // Read-only access, never needing keyd (reads work while keyd is down).
+    common::Result<AccountConfigClient*> Reader();
+
+    KeydClient* Keyd() { return m_keyd; }
+    std::uint64_t ChainId() const { return m_chain_id; }
+    const common::Address20& ContractAddress() const { return m_contract; }
+    bool HasChain() const { return m_rpc != nullptr; }
+    std::uint32_t PayerIndex() const { return m_slot; }
+
+private:
+    Service() = default;
+
+    KeydClient* m_keyd = nullptr;
+    std::uint32_t m_slot = 0;
+    std::uint64_t m_chain_id = 0;
+    common::Address20 m_contract{};
+    std::chrono::milliseconds m_receipt_timeout{30000};
+    std::unique_ptr<RpcClient> m_rpc;
+    std::unique_ptr<EthClient> m_eth;
+    std::unique_ptr<ReadCache> m_cache;
+    std::unique_ptr<ContractWatcher> m_watcher;
+    std::unique_ptr<CachedReader> m_reader;
+    std::unique_ptr<AccountConfigClient> m_read_client;
+    std::unique_ptr<KeydPayerSigner> m_signer;
+    std::unique_ptr<TxSender> m_sender;
+    std::unique_ptr<AccountConfigClient> m_write_client;
+};
+
+}  // namespace sigil::workers

@@ -1,0 +1,87 @@
+// The route table: one entry per endpoint (method, path, auth, body kind, handler, schemas), and the
+// dispatch that turns a request into a response with JSON errors for every refusal.
+//
+// Adding an endpoint is one Router::Add call; the same entries feed the OpenAPI generator, so the
+// documentation cannot drift from the code.
+#pragma once
+
+#include <any>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "common/result.h"
+#include "workers/http/http.h"
+
+namespace sigil::workers {
+
+// Who may call a route. The router itself only knows None; anything else is checked by the
+// Authenticator installed with SetAuthenticator (the API-key layer adds its kinds here).
+enum class AuthRequirement {
+    None,          // public
+    ApiKey,        // X-Api-Key or Authorization: Bearer; any valid account or usage key
+    AccountOwner,  // the account's master key
+};
+
+enum class BodyKind {
+    None,          // body ignored (GET and friends)
+    Json,          // body required: Content-Type application/json (else 415), valid JSON (else 422)
+    OptionalJson,  // like Json when a body is present; an empty body passes with no document
+};
+
+// What a handler gets. `json` is set iff the route has a JSON body kind and a body was sent.
+// `auth` holds whatever the Authenticator returned (empty for AuthRequirement::None).
+struct RequestContext {
+    const HttpRequest& request;
+    const rapidjson::Document* json = nullptr;
+    std::any auth;
+};
+
+using Handler = std::function<common::Result<HttpResponse>(RequestContext& ctx)>;
+
+// Checks credentials for a route; returns what handlers need to know about the caller (account,
+// key scopes...) or an error (Unauthenticated -> 401, Forbidden -> 403, ...).
+using Authenticator = std::function<common::Result<std::any>(const HttpRequest& request, AuthRequirement requirement)>;
+
+struct Route {
+    std::string method;  // "GET", "POST", ...
+    std::string path;    // exact match, e.g. "/core/v1/version"
+    AuthRequirement auth = AuthRequirement::None;
+    BodyKind body = BodyKind::None;
+    Handler handler;
+    // For the OpenAPI generator: one-line summary, a tag, and JSON Schemas (as JSON text; "" when
+    // there is nothing to describe) of the request (body for POST, query parameters for GET, as
+    // an object schema whose properties are the parameters) and of the 200 response.
+    std::string summary;
+    std::string tag;
+    std::string request_schema;
+    std::string response_schema;
+};
+
+class Router {
+public:
+    // Adds a route. A second route with the same method and path is a programming error and aborts.
+    void Add(Route route);
+
+    void SetAuthenticator(Authenticator authenticator) { m_authenticator = std::move(authenticator); }
+
+    // Routes a request and always returns a complete response (FinalizeResponse applied):
+    //   unknown path -> 404 not_found; known path, other method -> 405 method_not_allowed with Allow;
+    //   JSON body with another Content-Type -> 415 unsupported_media_type; invalid JSON or invalid
+    //   UTF-8 -> 422 malformed_json; auth failure -> the Authenticator's error (500
+    //   auth_not_configured when none is installed); handler error -> its mapped status; an
+    //   exception from a handler -> 500 internal_error (the worker keeps serving).
+    HttpResponse Dispatch(const HttpRequest& request) const;
+
+    const std::vector<Route>& routes() const { return m_routes; }
+
+private:
+    HttpResponse DispatchUnfinalized(const HttpRequest& request) const;
+    std::vector<Route> m_routes;
+    Authenticator m_authenticator;
+};
+
+}  // namespace sigil::workers
