@@ -21,6 +21,7 @@ enum class ErrorKind {
     Internal,        // 500: our bug, never a client mistake
     Unavailable,     // 502: chain or IPFS unreachable, keyd down
     Timeout,         // 504
+    Suspended,       // 503: a dependency is known to be failing; refused at once, retry shortly
 };
 
 struct Error {

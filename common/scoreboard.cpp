@@ -26,13 +26,14 @@ struct Scoreboard::Header {
     std::atomic<std::uint64_t> requests_served;
     std::atomic<std::uint64_t> chain_epoch;  // bumped after every relayed write (see ChainEpoch)
     std::atomic<std::uint64_t> connections_accepted;
-    std::uint8_t pad[24];  // keep slots off the header's cache line
+    SharedCircuit chain_circuit;  // 16 bytes
+    std::uint8_t pad[8];  // keep slots off the header's cache line
 };
 
 namespace {
 
 constexpr std::uint64_t kMagic = 0x5349474953425244ULL;  // "SIGISBRD"
-constexpr std::uint32_t kVersion = 3;
+constexpr std::uint32_t kVersion = 4;
 
 std::size_t SizeFor(std::uint32_t slots) {
     return 64 + static_cast<std::size_t>(slots) * sizeof(ScoreboardSlot);  // 64 = sizeof(Header)
@@ -158,6 +159,9 @@ void Scoreboard::MarkDraining(std::uint32_t index) {
 }
 
 std::atomic<std::uint64_t>& Scoreboard::ChainEpoch() { return header()->chain_epoch; }
+
+SharedCircuit& Scoreboard::ChainCircuit() { return header()->chain_circuit; }
+const SharedCircuit& Scoreboard::ChainCircuit() const { return header()->chain_circuit; }
 
 std::uint64_t Scoreboard::CountRequest(std::uint32_t index) {
     header()->requests_served.fetch_add(1);

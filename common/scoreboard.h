@@ -36,6 +36,14 @@ struct ScoreboardSlot {
     std::atomic<std::uint32_t> drain;
 };
 
+// The chain node's health as every worker sees it (the circuit breaker of DESIGN.md section 10
+// keeps its state here, so one worker's failures spare the others the wait). Plain atomics: a
+// worker that dies mid-update leaves at worst one failure miscounted.
+struct SharedCircuit {
+    std::atomic<std::int64_t> open_until_ms{0};  // MonotonicMs() before which calls are refused; 0 = closed
+    std::atomic<std::uint32_t> failures{0};      // consecutive failed calls, across the pool
+};
+
 struct ScoreboardSummary {
     std::uint32_t total = 0;     // slots with a worker (any state but Free)
     std::uint32_t idle = 0;
@@ -99,6 +107,9 @@ public:
     // cached contract reads when it sees the counter move, so a write through one worker is seen
     // by the next request on any other (read-your-writes across the pool).
     std::atomic<std::uint64_t>& ChainEpoch();
+    // The pool-wide chain circuit (see SharedCircuit).
+    SharedCircuit& ChainCircuit();
+    const SharedCircuit& ChainCircuit() const;
 
 private:
     struct Header;

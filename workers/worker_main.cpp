@@ -146,7 +146,8 @@ int main(int argc, char** argv) {
                                       config->GetString("worker", "dstack_socket"), keyd ? &*keyd : nullptr});
     // The management API: the chain stack with this slot's own payer wallet (DESIGN.md section 7).
     auto service = workers::Service::Create(*config, keyd ? &*keyd : nullptr, slot,
-                                            scoreboard ? &scoreboard->ChainEpoch() : nullptr);
+                                            scoreboard ? &scoreboard->ChainEpoch() : nullptr,
+                                            scoreboard ? &scoreboard->ChainCircuit() : nullptr);
     if (!service.ok()) {
         common::LogError(service.error().message);
         return kExitConfig;

@@ -111,7 +111,7 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 }
 
 /// Starts the stack. Options: workers (default 2).
-export async function startStack({ workers = 2, testRoutes = false, actions = [] } = {}) {
+export async function startStack({ workers = 2, testRoutes = false, actions = [], chainOptions = [] } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -181,7 +181,7 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
       '[supervisor]', `socket_path = ${fcgiSocket}`, 'socket_mode = 0666', `workers = ${workers}`, '',
       '[worker]', 'max_body_bytes = 1048576', `test_routes = ${testRoutes}`, '',
       '[chain]', `rpc_url = ${chain.rpc_url}`, `contract_address = ${chain.contract_address}`,
-      `chain_id = ${chain.chain_id}`, '',
+      `chain_id = ${chain.chain_id}`, ...chainOptions, '',
       '[keyd]', `socket_path = ${keydSocket}`, '',
       '[actions]', `ipfs_gateways = http://127.0.0.1:${gatewayPort}/ipfs/`, ...actions, '',
     ].join('\n'));
@@ -235,6 +235,7 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
       url, home, logs, agent, request, stop, gatewayDir,
       gatewayUrl: `http://127.0.0.1:${gatewayPort}/ipfs/`,
       rpcUrl: chain.rpc_url,
+      anvilPid,
       chainId: chain.chain_id,
       contract: chain.contract_address,
       apiPayers: chain.api_payers,

@@ -56,13 +56,13 @@ public:
         auto t = std::chrono::steady_clock::now();
         auto read = s.client.GetAccount(a);
         CPPUNIT_ASSERT(!read.ok());
-        CPPUNIT_ASSERT(read.error().kind == ErrorKind::Unavailable);
-        CPPUNIT_ASSERT_EQUAL(std::string("chain_unreachable"), read.error().code);
+        CPPUNIT_ASSERT(read.error().kind == ErrorKind::Suspended);
+        CPPUNIT_ASSERT_EQUAL(std::string("chain_unavailable"), read.error().code);
         CPPUNIT_ASSERT_MESSAGE("a dead node must fail fast, never hang", SecondsSince(t) < 5);
         t = std::chrono::steady_clock::now();
         auto write = s.client.NewAccount(RandomKeyHash(), RandomAddress());
         CPPUNIT_ASSERT(!write.ok());
-        CPPUNIT_ASSERT(write.error().kind == ErrorKind::Unavailable);
+        CPPUNIT_ASSERT(write.error().kind == ErrorKind::Suspended);
         CPPUNIT_ASSERT(SecondsSince(t) < 5);
         // The node returns (a fresh dev chain on the same port, contract redeployed at the same
         // address): the same client recovers without a restart, nonces resynced from the node.

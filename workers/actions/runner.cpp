@@ -114,6 +114,7 @@ public:
         args.Parse(args_json.data(), args_json.size());
         if (args.HasParseError() || !args.IsObject()) return BadOp("the argument must be an object");
         if (name == "fetch") return Fetch(args);
+        m_service.StartChainBudget();  // each op's chain reads get their own budget, not the request's
         if (++m_key_requests > m_settings.max_key_requests) {
             return OpLimit("key_request_limit", "the action made more than " +
                                                     std::to_string(m_settings.max_key_requests) + " key requests");

@@ -6,6 +6,7 @@ HttpResponse SuccessResponse() { return JsonResponse(200, R"({"success":true})")
 
 void AddApiRoutes(Router& router, Service& service, ActionRunner* runner) {
     router.SetAuthenticator(MakeAuthenticator(service));
+    router.SetRequestHook([&service] { service.StartChainBudget(); });
     AddAccountRoutes(router, service);
     AddWalletRoutes(router, service);
     AddGroupRoutes(router, service);

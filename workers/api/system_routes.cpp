@@ -23,6 +23,10 @@ common::Result<HttpResponse> Health(const SystemInfo& info) {
                 ",\"draining\":" + std::to_string(s.draining) + ",\"capacity\":" + std::to_string(s.capacity) +
                 ",\"requests_served\":" + std::to_string(s.requests_served) +
                 ",\"connections_accepted\":" + std::to_string(s.connections_accepted) + "}";
+        // The pool-wide chain circuit: "unavailable" while chain requests fail fast (DESIGN section 10).
+        const auto& circuit = info.scoreboard->ChainCircuit();
+        const std::int64_t open_until = circuit.open_until_ms.load(std::memory_order_acquire);
+        body += std::string(",\"chain\":") + (open_until != 0 ? "\"unavailable\"" : "\"ok\"");
     }
     return JsonResponse(keyd_ok ? 200 : 503, body + "}");
 }
@@ -37,7 +41,7 @@ common::Result<HttpResponse> Unavailable(const SystemInfo& info) {
 
 constexpr const char* kHealthSchema =
     R"({"type":"object","required":["status","version"],"properties":{"status":{"type":"string","enum":["ok","degraded"]},)"
-    R"("keyd":{"type":"string","enum":["ok","unavailable"]},)"
+    R"("keyd":{"type":"string","enum":["ok","unavailable"]},"chain":{"type":"string","enum":["ok","unavailable"]},)"
     R"("version":{"type":"string"},"workers":{"type":"object","properties":{"total":{"type":"integer"},)"
     R"("idle":{"type":"integer"},"busy":{"type":"integer"},"starting":{"type":"integer"},)"
     R"("draining":{"type":"integer"},"capacity":{"type":"integer"},"requests_served":{"type":"integer"},)"

@@ -19,7 +19,8 @@ struct SystemInfo {
 // Adds the four routes to `router`. `info` is copied; the scoreboard must outlive the router.
 //   GET /health          200 {"status":"ok","version":...,"workers":{"total","idle","busy","starting",
 //                        "draining","capacity","requests_served"},"keyd":"ok"} ("workers" omitted without
-//                        scoreboard, "keyd" without keyd); 503 with "status":"degraded","keyd":"unavailable"
+//                        scoreboard, "keyd" without keyd; with a scoreboard, "chain" is "unavailable"
+//                        while the chain circuit is open); 503 with "status":"degraded","keyd":"unavailable"
 //                        when keyd does not answer a ping, so a load balancer takes the instance out
 //   GET /core/v1/version 200 {"service":"sigil","version":...,"api":"v1"}
 //   GET /attestation, GET /info: 503 attestation_unavailable until the dstack relay exists.

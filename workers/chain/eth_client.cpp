@@ -158,6 +158,9 @@ common::Result<std::string> EthClient::SendRawTransaction(common::ByteView raw) 
 common::Result<Receipt> EthClient::WaitForReceipt(const std::string& tx_hash, std::chrono::milliseconds timeout,
                                                   std::chrono::milliseconds poll) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    // The transaction is out: its receipt gets the write's own timeout, not the request's chain
+    // budget (a real chain's block time is seconds).
+    RpcClient::ExtendedDeadline extended(m_rpc, deadline);
     // Start polling fast (a dev node or a fast chain mines at once) and back off to `poll`.
     auto wait = std::min(poll, std::chrono::milliseconds(2));
     for (;;) {

@@ -2,10 +2,13 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <mutex>
 #include <thread>
 
 #include "common/handles.h"
+#include "common/log.h"
+#include "common/scoreboard.h"
 
 namespace sigil::workers {
 namespace {
@@ -40,7 +43,7 @@ public:
         m_headers.reset(curl_slist_append(nullptr, "Content-Type: application/json"));
     }
 
-    common::Result<std::string> Post(std::string_view body) override {
+    common::Result<std::string> Post(std::string_view body, std::chrono::milliseconds timeout) override {
         CURL* c = m_curl.get();
         if (c == nullptr) return MakeError(ErrorKind::Internal, "curl_init_failed", "libcurl could not be initialized");
         std::string response;
@@ -48,8 +51,10 @@ public:
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, m_headers.get());
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(m_options.connect_timeout.count()));
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(m_options.total_timeout.count()));
+        const long timeout_ms = std::max<long>(1, static_cast<long>(timeout.count()));
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                         std::min(timeout_ms, static_cast<long>(m_options.connect_timeout.count())));
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, AppendBody);
@@ -60,13 +65,14 @@ public:
             return MakeError(ErrorKind::Timeout, "chain_timeout", "the chain node did not answer in time");
         }
         if (rc != CURLE_OK) {
-            return MakeError(ErrorKind::Unavailable, "chain_unreachable",
-                             std::string("the chain node is unreachable: ") + curl_easy_strerror(rc));
+            // curl's text names hosts and ports: it goes to the log, not to the caller.
+            common::LogWarn(std::string("chain node unreachable: ") + curl_easy_strerror(rc));
+            return MakeError(ErrorKind::Suspended, "chain_unavailable", "the chain node is unreachable");
         }
         long status = 0;
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
         if (status != 200) {
-            return MakeError(ErrorKind::Unavailable, "chain_unreachable",
+            return MakeError(ErrorKind::Suspended, "chain_unavailable",
                              "the chain node answered HTTP " + std::to_string(status));
         }
         return response;
@@ -84,32 +90,63 @@ std::unique_ptr<RpcTransport> MakeCurlTransport(const RpcOptions& options) {
     return std::make_unique<CurlTransport>(options);
 }
 
-RpcClient::RpcClient(std::unique_ptr<RpcTransport> transport, RpcOptions options)
-    : m_transport(std::move(transport)), m_options(std::move(options)) {}
+RpcClient::RpcClient(std::unique_ptr<RpcTransport> transport, RpcOptions options, ChainCircuit* circuit)
+    : m_transport(std::move(transport)), m_options(std::move(options)), m_circuit(circuit) {}
+
+RpcClient::ExtendedDeadline::ExtendedDeadline(RpcClient& rpc, Clock::time_point deadline)
+    : m_rpc(rpc), m_saved(rpc.m_deadline) {
+    if (m_rpc.m_deadline && *m_rpc.m_deadline < deadline) m_rpc.m_deadline = deadline;
+}
+
+namespace {
+
+common::Error CircuitOpen() {
+    return MakeError(ErrorKind::Suspended, "chain_unavailable",
+                     "the chain node is failing; chain requests are refused for a moment while it is tested");
+}
+
+common::Error BudgetSpent() {
+    return MakeError(ErrorKind::Timeout, "chain_timeout", "the chain node did not answer within this request's budget");
+}
+
+}  // namespace
 
 common::Result<RpcReply> RpcClient::Call(std::string_view method, std::string_view params_json, bool idempotent) {
     const int attempts = idempotent ? 1 + m_options.read_retries : 1;
     auto backoff = m_options.retry_backoff;
-    common::Error last = MakeError(ErrorKind::Unavailable, "chain_unreachable", "the chain node is unreachable");
+    std::optional<common::Error> last;
     for (int attempt = 0; attempt < attempts; ++attempt) {
-        if (attempt > 0) {
+        auto timeout = m_options.total_timeout;
+        if (m_deadline) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*m_deadline - Clock::now());
+            if (attempt > 0 && left <= backoff) break;  // no time for another try
+            if (left.count() <= 0) break;
+            if (attempt > 0) std::this_thread::sleep_for(backoff);
+            timeout = std::min(timeout, left - (attempt > 0 ? backoff : std::chrono::milliseconds(0)));
+        } else if (attempt > 0) {
             std::this_thread::sleep_for(backoff);
-            backoff *= 2;
+        }
+        if (attempt > 0) backoff *= 2;
+
+        auto admission = ChainCircuit::Admission::Closed;
+        if (m_circuit != nullptr) {
+            admission = m_circuit->Admit(common::MonotonicMs(), timeout.count());
+            if (admission == ChainCircuit::Admission::Refused) return last ? *last : CircuitOpen();
         }
         const std::uint64_t id = m_next_id++;
-        auto body = m_transport->Post(BuildRpcRequest(method, params_json, id));
-        if (!body.ok()) {
-            last = body.error();
-            continue;
+        auto body = m_transport->Post(BuildRpcRequest(method, params_json, id), timeout);
+        auto reply = body.ok() ? ParseRpcResponse(*body, id) : common::Result<RpcReply>(body.error());
+        if (m_circuit != nullptr) {
+            if (reply.ok()) {
+                m_circuit->RecordSuccess();
+            } else {
+                m_circuit->RecordFailure(common::MonotonicMs(), admission);
+            }
         }
-        auto reply = ParseRpcResponse(*body, id);
-        if (!reply.ok()) {
-            last = reply.error();
-            continue;
-        }
-        return reply;
+        if (reply.ok()) return reply;
+        last = reply.error();
     }
-    return last;
+    return last ? *last : BudgetSpent();
 }
 
 common::Result<std::string> RpcClient::CallForResult(std::string_view method, std::string_view params_json,

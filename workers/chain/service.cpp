@@ -1,5 +1,6 @@
 #include "workers/chain/service.h"
 
+#include "common/scoreboard.h"
 #include "common/secp256k1.h"
 
 namespace sigil::workers {
@@ -15,7 +16,8 @@ common::Error NoChain() {
 }  // namespace
 
 common::Result<std::unique_ptr<Service>> Service::Create(const common::Config& config, KeydClient* keyd,
-                                                         std::uint32_t slot, std::atomic<std::uint64_t>* shared_epoch) {
+                                                         std::uint32_t slot, std::atomic<std::uint64_t>* shared_epoch,
+                                                         common::SharedCircuit* shared_circuit) {
     std::unique_ptr<Service> s(new Service());
     s->m_keyd = keyd;
     s->m_slot = slot;
@@ -38,7 +40,12 @@ common::Result<std::unique_ptr<Service>> Service::Create(const common::Config& c
     rpc.url = rpc_url;
     rpc.total_timeout = std::chrono::milliseconds(config.GetInt("chain", "rpc_timeout_ms"));
     rpc.connect_timeout = std::min(rpc.total_timeout, std::chrono::milliseconds(2000));
-    s->m_rpc = std::make_unique<RpcClient>(MakeCurlTransport(rpc), rpc);
+    s->m_request_budget = std::chrono::milliseconds(config.GetInt("chain", "request_timeout_ms"));
+    CircuitOptions circuit;
+    circuit.failure_threshold = static_cast<std::uint32_t>(config.GetInt("chain", "circuit_failures"));
+    circuit.open_for = std::chrono::milliseconds(config.GetInt("chain", "circuit_open_ms"));
+    s->m_circuit = std::make_unique<ChainCircuit>(circuit, shared_circuit);
+    s->m_rpc = std::make_unique<RpcClient>(MakeCurlTransport(rpc), rpc, s->m_circuit.get());
     s->m_eth = std::make_unique<EthClient>(*s->m_rpc);
     s->m_cache = std::make_unique<ReadCache>(std::chrono::milliseconds(config.GetInt("chain", "cache_ttl_ms")), 4096);
     s->m_cache->ShareEpoch(shared_epoch);
@@ -48,6 +55,8 @@ common::Result<std::unique_ptr<Service>> Service::Create(const common::Config& c
     s->m_read_client = std::make_unique<AccountConfigClient>(s->m_contract, *s->m_reader, *s->m_cache, nullptr);
     return s;
 }
+
+bool Service::ChainCircuitOpen() const { return m_circuit && m_circuit->IsOpen(common::MonotonicMs()); }
 
 common::Result<AccountConfigClient*> Service::Reader() {
     if (!m_read_client) return NoChain();

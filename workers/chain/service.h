@@ -10,6 +10,7 @@
 #include "common/result.h"
 #include "workers/chain/account_config.h"
 #include "workers/chain/cache.h"
+#include "workers/chain/circuit.h"
 #include "workers/chain/eth_client.h"
 #include "keyd/client/keyd_client.h"
 #include "workers/chain/keyd_signer.h"
@@ -26,10 +27,20 @@ public:
     // ever share a nonce sequence. Nothing here talks to the network: keyd and the node may come up
     // later. Errors: InvalidInput "invalid_config" naming the key.
     // `shared_epoch` (the scoreboard's ChainEpoch, may be null) makes a write through any worker
-    // drop every worker's cached reads.
+    // drop every worker's cached reads; `shared_circuit` (the scoreboard's ChainCircuit, may be
+    // null: this worker's own) lets one worker's failed calls open the circuit for all.
     static common::Result<std::unique_ptr<Service>> Create(const common::Config& config, KeydClient* keyd,
                                                            std::uint32_t slot,
-                                                           std::atomic<std::uint64_t>* shared_epoch = nullptr);
+                                                           std::atomic<std::uint64_t>* shared_epoch = nullptr,
+                                                           common::SharedCircuit* shared_circuit = nullptr);
+
+    // A chain-bound step begins (an HTTP request, or one op of a run): its chain calls share one
+    // budget of [chain] request_timeout_ms from now.
+    void StartChainBudget() {
+        if (m_rpc) m_rpc->StartBudget(m_request_budget);
+    }
+    // Whether the pool's chain circuit is open now (for /health).
+    bool ChainCircuitOpen() const;
 
     // The contract client, with relayed writes enabled once this slot's payer is known from keyd.
     // Errors: Unavailable "chain_not_configured", or keyd's errors while fetching the payer address.
@@ -51,6 +62,8 @@ private:
     std::uint64_t m_chain_id = 0;
     common::Address20 m_contract{};
     std::chrono::milliseconds m_receipt_timeout{30000};
+    std::chrono::milliseconds m_request_budget{2000};
+    std::unique_ptr<ChainCircuit> m_circuit;
     std::unique_ptr<RpcClient> m_rpc;
     std::unique_ptr<EthClient> m_eth;
     std::unique_ptr<ReadCache> m_cache;

@@ -148,6 +148,7 @@ int HttpStatusFor(common::ErrorKind kind) {
         case K::Internal: return 500;
         case K::Unavailable: return 502;
         case K::Timeout: return 504;
+        case K::Suspended: return 503;
     }
     return 500;
 }
@@ -188,7 +189,10 @@ HttpResponse ErrorResponse(int status, std::string_view code, std::string_view m
 }
 
 HttpResponse ErrorResponse(const common::Error& error) {
-    return ErrorResponse(HttpStatusFor(error.kind), error.code, error.message);
+    auto response = ErrorResponse(HttpStatusFor(error.kind), error.code, error.message);
+    // A suspended dependency is retried by its circuit within a second: tell clients when to retry.
+    if (error.kind == common::ErrorKind::Suspended) response.SetHeader("Retry-After", "1");
+    return response;
 }
 
 void FinalizeResponse(HttpResponse& response, const HttpRequest& request) {

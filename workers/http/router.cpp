@@ -31,6 +31,7 @@ void Router::Add(Route route) {
 HttpResponse Router::Dispatch(const HttpRequest& request) const {
     HttpResponse response;
     try {
+        if (m_request_hook) m_request_hook();
         response = DispatchUnfinalized(request);
     } catch (const std::exception& e) {
         common::LogError(std::string("handler threw: ") + e.what(), request.request_id);

@@ -67,6 +67,9 @@ public:
     void Add(Route route);
 
     void SetAuthenticator(Authenticator authenticator) { m_authenticator = std::move(authenticator); }
+    // Called at the start of every dispatched request, before authentication (the API starts the
+    // request's chain budget there).
+    void SetRequestHook(std::function<void()> hook) { m_request_hook = std::move(hook); }
 
     // Routes a request and always returns a complete response (FinalizeResponse applied):
     //   unknown path -> 404 not_found; known path, other method -> 405 method_not_allowed with Allow;
@@ -82,6 +85,7 @@ private:
     HttpResponse DispatchUnfinalized(const HttpRequest& request) const;
     std::vector<Route> m_routes;
     Authenticator m_authenticator;
+    std::function<void()> m_request_hook;
 };
 
 }  // namespace sigil::workers

@@ -116,6 +116,10 @@ public:
         CPPUNIT_ASSERT_EQUAL(500, HttpStatusFor(K::Internal));
         CPPUNIT_ASSERT_EQUAL(502, HttpStatusFor(K::Unavailable));
         CPPUNIT_ASSERT_EQUAL(504, HttpStatusFor(K::Timeout));
+        CPPUNIT_ASSERT_EQUAL(503, HttpStatusFor(K::Suspended));
+        auto r = ErrorResponse(common::MakeError(K::Suspended, "chain_unavailable", "circuit open"));
+        CPPUNIT_ASSERT_EQUAL(503, r.status);
+        CPPUNIT_ASSERT((r.headers == std::vector<std::pair<std::string, std::string>>{{"Retry-After", "1"}}));
     }
     void testErrorBodyIsEscapedJson() {
         auto r = ErrorResponse(common::MakeError(common::ErrorKind::NotFound, "no_group", "group \"7\"\n missing"));
