@@ -4,7 +4,7 @@
 // JSON error {"error":{"code","message"}} with the exact status and code; never a 500.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startStack, ethers, assertError, newAccount, perms, createWallet, UUID_V4 } from './stack.mjs';
+import { startStack, ethers, assertError, assertOk, newAccount, perms, createWallet, UUID_V4 } from './stack.mjs';
 
 const CID = 'QmRgutAxd8t7oGkSm4wmeuByG6M51wcTso6cubDdQtuEfL';
 const HASH = '0x' + 'ab'.repeat(32);
@@ -219,4 +219,20 @@ test('create_wallet: an optional body is still checked', async () => {
   // The key's lack of pkp:create is checked, never a 500.
   assertError(await req('GET', 'create_wallet', { key: usage }), 403, 'missing_scope');
   await createWallet(stack, owner);
+});
+
+test('an API key sent twice: 400 ambiguous_api_key, never a guess between them', async () => {
+  for (const [name, values] of [
+    ['X-Api-Key', [owner, usage]],
+    ['X-Api-Key', [owner, owner]],
+  ]) {
+    const res = await req('GET', 'list_groups', { headers: { [name]: values }, query: { page_number: 0, page_size: 10 } });
+    assertError(res, 400, 'ambiguous_api_key', `${name} twice`);
+  }
+  // nginx itself refuses a second Authorization line, with its JSON 400.
+  const twice = await req('GET', 'list_groups', { headers: { Authorization: [`Bearer ${owner}`, `Bearer ${usage}`] },
+    query: { page_number: 0, page_size: 10 } });
+  assertError(twice, 400, 'bad_request', 'Authorization twice');
+  // One key in each header is not ambiguous: X-Api-Key is the one that counts (the spec's order).
+  assertOk(await req('GET', 'list_groups', { key: owner, bearer: 'not-a-key', query: { page_number: 0, page_size: 10 } }));
 });

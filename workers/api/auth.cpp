@@ -27,13 +27,21 @@ common::Error Invalid() {
     return MakeError(ErrorKind::Unauthenticated, "invalid_api_key", "the API key is not valid");
 }
 
+common::Error Ambiguous(std::string why) {
+    return MakeError(ErrorKind::InvalidInput, "ambiguous_api_key", std::move(why) + "; send exactly one API key");
+}
+
 }  // namespace
 
 common::Result<std::string> ExtractApiKey(const HttpRequest& request) {
     std::string key;
-    if (auto h = request.Header("x-api-key"); h && !Trim(*h).empty()) {
-        key = Trim(*h);
+    const auto x_api_key = request.Header("x-api-key");
+    // A key never holds ',' (keys are base64); one here means the header came twice.
+    if (x_api_key && x_api_key->find(',') != std::string::npos) return Ambiguous("X-Api-Key was sent more than once");
+    if (x_api_key && !Trim(*x_api_key).empty()) {
+        key = Trim(*x_api_key);
     } else if (auto a = request.Header("authorization")) {
+        if (a->find(',') != std::string::npos) return Ambiguous("Authorization was sent more than once");
         const std::string v = Trim(*a);
         if (v.size() < 7) return Missing();
         std::string scheme = v.substr(0, 6);

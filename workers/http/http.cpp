@@ -88,7 +88,10 @@ HttpRequest RequestFromParams(const CgiParams& params, std::string body) {
             std::string h;
             h.reserve(name.size() - 5);
             for (char c : name.substr(5)) h += c == '_' ? '-' : Lower(c);
-            r.headers[std::move(h)] = std::string(value);
+            // A header sent twice arrives as two params from nginx 1.22 and as one joined by ", "
+            // from 1.23 on; both become the joined form (RFC 9110 5.3), so no value is silently dropped.
+            auto [it, inserted] = r.headers.try_emplace(std::move(h), value);
+            if (!inserted) it->second.append(", ").append(value);
         }
     }
     r.path = !document_uri.empty() ? document_uri : request_uri.substr(0, request_uri.find('?'));
