@@ -111,6 +111,30 @@ test('relayed writes for a ChainSecured account are refused by the contract', as
   assert.equal(assertOk(await req('GET', 'list_groups', { key: usageKey })).length, 1);
 });
 
+test('a group name that is not UTF-8 (written on chain) is answered with U+FFFD, never broken JSON or a 500', async () => {
+  // string and bytes share one ABI encoding: the name goes on chain as raw bytes.
+  const selector = c.interface.getFunction('addGroup').selector;
+  const args = ethers.AbiCoder.defaultAbiCoder().encode(
+    ['uint256', 'uint256', 'bytes', 'bytes', 'address[]', 'bytes32[]'],
+    [accountHash, 0, Uint8Array.from([0x62, 0x61, 0x64, 0xff, 0xc0, 0xaf, 0x21]), Uint8Array.from([0xed, 0xa0, 0x80]), [], []]);
+  await send(admin.sendTransaction({ to: stack.contract, data: selector + args.slice(2) }));
+  await visible('list_groups', (j) => j.some((g) => g.name === 'bad\uFFFD\uFFFD\uFFFD!'));
+  const res = await req('GET', 'list_groups', { key: usageKey });
+  // The bytes on the wire are UTF-8 (a lenient decoder would hide raw 0xFF from the JSON text).
+  assert.doesNotThrow(() => new TextDecoder('utf-8', { fatal: true }).decode(res.raw));
+  const g = assertOk(res).find((x) => x.name.startsWith('bad'));
+  assert.equal(g.description, '\uFFFD\uFFFD\uFFFD');
+});
+
+test('an expiration at or past 2^64 written on chain reads as the largest uint64 (not expired), never a 500', async () => {
+  await send(c.setUsageApiKey(accountHash, 0, keccakText(usageKey), (1n << 64n) + 5n, 0, 'direct key', 'far future',
+    true, false, false, [0], [], [], [0]));
+  await visible('list_api_keys', (j) => j.length === 1 && j[0].description === 'far future');
+  const [k] = assertOk(await req('GET', 'list_api_keys', { key: usageKey }));
+  assert.equal(k.expiration, '18446744073709551615');
+  assertOk(await req('GET', 'list_groups', { key: usageKey }));
+});
+
 test('a scope change on chain takes effect within 5 s; removal gives 401', async () => {
   await send(c.setUsageApiKey(accountHash, 0, keccakText(usageKey), 0, 0, 'direct key', 'narrowed',
     false, false, false, [], [], [], [1]));

@@ -89,17 +89,18 @@ function tail(file, n = 20) {
   }
 }
 
-/// Sends one HTTPS request. Returns {status, headers, json, text}.
+/// Sends one HTTPS request. Returns {status, headers, json, text, raw (the body's bytes)}.
 export function httpsRequest(agent, url, method, { headers = {}, body = null } = {}) {
   return new Promise((res, rej) => {
     const req = https.request(url, { method, agent, headers, rejectUnauthorized: false }, (resp) => {
       const chunks = [];
       resp.on('data', (d) => chunks.push(d));
       resp.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
+        const raw = Buffer.concat(chunks);
+        const text = raw.toString('utf8');
         let json = null;
         try { json = JSON.parse(text); } catch { json = null; }
-        res({ status: resp.statusCode, headers: resp.headers, json, text });
+        res({ status: resp.statusCode, headers: resp.headers, json, text, raw });
       });
       resp.on('error', rej);
     });

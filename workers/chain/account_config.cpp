@@ -1,9 +1,11 @@
 #include "workers/chain/account_config.h"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 #include "common/keccak.h"
+#include "common/utf8.h"
 
 namespace sigil::workers {
 namespace {
@@ -114,6 +116,16 @@ common::Result<std::uint64_t> Small(const AbiValue& v) {
     return *n;
 }
 
+// Names and descriptions written directly on chain may be any bytes; the API answers them as
+// UTF-8 with U+FFFD for what is not, never as broken JSON.
+std::string Text(const AbiValue& v) { return common::ReplaceInvalidUtf8(v.AsString()); }
+
+// An expiration written directly on chain may be any uint256; one at or past 2^64 seconds
+// (half a trillion years) reads as the largest uint64, which means the same: not yet expired.
+std::uint64_t Saturated(const AbiValue& v) {
+    return v.word.ToUint64().value_or(std::numeric_limits<std::uint64_t>::max());
+}
+
 Hash32 WordHash(const AbiValue& v) {
     Hash32 h{};
     std::copy_n(v.bytes.begin(), std::min<std::size_t>(32, v.bytes.size()), h.begin());
@@ -133,11 +145,10 @@ common::Result<UsageKeyRecord> ToUsageKey(const AbiValue& t) {
     if (t.items.size() != 12) return BadReturn();
     UsageKeyRecord r;
     r.key_hash = t.items[0].word;
-    SIGIL_TRY(exp, Small(t.items[1]));
-    r.expiration = *exp;
+    r.expiration = Saturated(t.items[1]);
     r.balance = t.items[2].word;
-    r.name = t.items[3].AsString();
-    r.description = t.items[4].AsString();
+    r.name = Text(t.items[3]);
+    r.description = Text(t.items[4]);
     r.permissions.can_create_groups = t.items[5].boolean;
     r.permissions.can_delete_groups = t.items[6].boolean;
     r.permissions.can_create_pkps = t.items[7].boolean;
@@ -155,8 +166,8 @@ common::Result<GroupRecord> ToGroup(const AbiValue& t) {
     GroupRecord g;
     SIGIL_TRY(id, Small(t.items[0]));
     g.id = *id;
-    g.name = t.items[1].AsString();
-    g.description = t.items[2].AsString();
+    g.name = Text(t.items[1]);
+    g.description = Text(t.items[2]);
     for (const auto& a : t.items[3].items) g.pkps.push_back(a.address);
     for (const auto& h : t.items[4].items) g.cid_hashes.push_back(WordHash(h));
     return g;
@@ -164,12 +175,12 @@ common::Result<GroupRecord> ToGroup(const AbiValue& t) {
 
 common::Result<WalletRecord> ToWallet(const AbiValue& t) {
     if (t.items.size() != 4) return BadReturn();
-    return WalletRecord{t.items[0].address, t.items[1].word, t.items[2].AsString(), t.items[3].AsString()};
+    return WalletRecord{t.items[0].address, t.items[1].word, Text(t.items[2]), Text(t.items[3])};
 }
 
 common::Result<ActionRecord> ToAction(const AbiValue& t) {
     if (t.items.size() != 3) return BadReturn();
-    return ActionRecord{WordHash(t.items[0]), t.items[1].AsString(), t.items[2].AsString()};
+    return ActionRecord{WordHash(t.items[0]), Text(t.items[1]), Text(t.items[2])};
 }
 
 template <typename T, typename F>
