@@ -2,9 +2,12 @@
 //
 // CLI:
 //   node scripts/devchain.mjs start  --config <out.json> [--build-dir DIR] [--port N]
-//                                    [--api-payers 0xA,0xB] [--admin-payer 0xC]
+//                                    [--api-payers 0xA,0xB] [--admin-payer 0xC] [--state DIR]
 //     Starts anvil (127.0.0.1, the given or a free port), deploys, registers and funds the payers,
 //     writes the config, then stays in the foreground until SIGTERM/SIGINT and stops anvil.
+//     With --state, the chain lives in DIR/anvil-state.json (written every second and on exit)
+//     and the deployment in DIR/deployment.json: the next start loads both, keeps the contract and
+//     everything on it, and only re-registers and tops up the payers.
 //   node scripts/devchain.mjs deploy --config <out.json> --rpc-url URL [--build-dir DIR]
 //                                    [--api-payers ...] [--admin-payer ...] [--deployer-key 0x..]
 //     Deploys to an already running node (default deployer: anvil's dev account 0, or the
@@ -119,14 +122,24 @@ export function loadArtifacts(buildDir) {
 
 /// Deploys AccountConfig from `deployer` (an ethers signer), registers the API payers and the admin
 /// payer, and tops each of them up to 100 ETH. Returns {contract, address, apiPayers, adminPayer}.
-export async function deployAccountConfig({ deployer, artifacts, apiPayers, adminPayer }) {
+/// With `existing` (an address holding AccountConfig), keeps that deployment and only updates the
+/// payers where they differ.
+export async function deployAccountConfig({ deployer, artifacts, apiPayers, adminPayer, existing = null }) {
   const signer = new ethers.NonceManager(deployer);
-  const factory = new ethers.ContractFactory(artifacts.abi, artifacts.bytecode, signer);
-  const contract = await factory.deploy();
-  await contract.waitForDeployment();
+  let contract;
+  if (existing) {
+    contract = new ethers.Contract(existing, artifacts.abi, signer);
+  } else {
+    const factory = new ethers.ContractFactory(artifacts.abi, artifacts.bytecode, signer);
+    contract = await factory.deploy();
+    await contract.waitForDeployment();
+  }
   const address = await contract.getAddress();
-  await (await contract.setApiPayers(apiPayers)).wait();
-  await (await contract.setAdminPayer(adminPayer)).wait();
+  const samePayers = existing && (await samePayerSet(contract, apiPayers));
+  if (!samePayers) await (await contract.setApiPayers(apiPayers)).wait();
+  if (!existing || ethers.getAddress(await contract.adminPayer()) !== ethers.getAddress(adminPayer)) {
+    await (await contract.setAdminPayer(adminPayer)).wait();
+  }
   const provider = deployer.provider;
   for (const who of [...apiPayers, adminPayer]) {
     const balance = await provider.getBalance(who);
@@ -135,6 +148,12 @@ export async function deployAccountConfig({ deployer, artifacts, apiPayers, admi
     }
   }
   return { contract: contract.connect(deployer), address, apiPayers, adminPayer };
+}
+
+async function samePayerSet(contract, apiPayers) {
+  const have = (await contract.getApiPayers()).map((a) => ethers.getAddress(a)).sort();
+  const want = [...new Set(apiPayers.map((a) => ethers.getAddress(a)))].sort();
+  return have.length === want.length && have.every((a, i) => a === want[i]);
 }
 
 function parseArgs(argv) {
@@ -158,14 +177,23 @@ function writeConfig(path, config) {
   renameSync(tmp, path);
 }
 
-async function deployToNode(rpcUrl, opts, anvilPid) {
+async function deployToNode(rpcUrl, opts, anvilPid, stateDir = null) {
   const provider = new ethers.JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, pollingInterval: 50, cacheTimeout: -1 });
   const deployerKey = opts['deployer-key'] ?? process.env.SIGIL_DEPLOYER_KEY;
   const deployer = deployerKey ? new ethers.Wallet(deployerKey, provider) : devWallet(0, provider);
   const apiPayers = opts['api-payers'] ? addressList(opts['api-payers']) : [1, 2, 3, 4].map((i) => devWallet(i).address);
   const adminPayer = opts['admin-payer'] ? ethers.getAddress(opts['admin-payer']) : devWallet(5).address;
   const artifacts = loadArtifacts(opts['build-dir'] ?? process.env.SIGIL_BUILD_DIR ?? join(REPO, 'build'));
-  const { address } = await deployAccountConfig({ deployer, artifacts, apiPayers, adminPayer });
+  const deploymentFile = stateDir ? join(stateDir, 'deployment.json') : null;
+  let existing = null;
+  if (deploymentFile && existsSync(deploymentFile)) {
+    const saved = JSON.parse(readFileSync(deploymentFile, 'utf8')).contract_address;
+    // The state file may be older than the deployment record (a kill -9 within a second of it).
+    if (saved && (await provider.getCode(saved)) !== '0x') existing = saved;
+    else console.error(`devchain: no contract at the saved address ${saved}; deploying a new one`);
+  }
+  const { address } = await deployAccountConfig({ deployer, artifacts, apiPayers, adminPayer, existing });
+  if (deploymentFile) writeConfig(deploymentFile, { contract_address: address });
   const { chainId } = await provider.getNetwork();
   provider.destroy();
   const config = {
@@ -194,7 +222,9 @@ async function main() {
     return;
   }
 
-  const anvil = await startAnvil({ port: opts.port ? Number(opts.port) : 0 });
+  const stateDir = opts.state ? resolve(opts.state) : null;
+  const extraArgs = stateDir ? ['--state', join(stateDir, 'anvil-state.json'), '--state-interval', '1'] : [];
+  const anvil = await startAnvil({ port: opts.port ? Number(opts.port) : 0, extraArgs });
   let stopping = false;
   const stop = async (code) => {
     if (stopping) return;
@@ -211,8 +241,9 @@ async function main() {
     }
   });
   try {
-    const config = await deployToNode(anvil.url, opts, anvil.pid);
-    console.log(`devchain: anvil pid ${anvil.pid} at ${anvil.url}, AccountConfig at ${config.contract_address}`);
+    const config = await deployToNode(anvil.url, opts, anvil.pid, stateDir);
+    console.log(`devchain: anvil pid ${anvil.pid} at ${anvil.url}, AccountConfig at ${config.contract_address}` +
+      (stateDir ? ` (state in ${stateDir})` : ''));
   } catch (err) {
     console.error(`devchain: ${err.message}`);
     await stop(1);
