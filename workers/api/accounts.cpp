@@ -172,7 +172,7 @@ Result<HttpResponse> UpdateUsageKey(Service& service, RequestContext& ctx) {
     SIGIL_TRY(contract, service.Contract());
     // setUsageApiKey would create an unknown key: read it first so an update never adds one
     // (404 unknown_key for keys of other accounts too, without saying they exist).
-    SIGIL_TRY(current, (*contract)->GetUsageKey(caller.account_hash, *key_hash));
+    SIGIL_TRY(current, (*contract)->GetUsageKey(caller.account_hash, *key_hash, AccountConfigClient::Freshness::Fresh));
     auto st = (*contract)->SetUsageApiKey(
         caller.account_hash, caller.key_hash, *key_hash, body->Has("expiration") ? *expiration : current->expiration,
         body->Has("balance") ? Uint256::FromUint64(*balance) : current->balance,

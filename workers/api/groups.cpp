@@ -54,7 +54,7 @@ common::Result<HttpResponse> UpdateGroup(Service& service, RequestContext& ctx) 
     // The contract replaces both sets. An omitted list means "unchanged", never "empty": a client
     // renaming a group must not silently strip its PKPs and actions. Sending [] empties it.
     if (!has_pkps || !has_cids) {
-        SIGIL_TRY(current, (*contract)->GetGroup(caller.account_hash, *group_id));
+        SIGIL_TRY(current, (*contract)->GetGroup(caller.account_hash, *group_id, AccountConfigClient::Freshness::Fresh));
         if (!has_pkps) *pkps = current->pkps;
         if (!has_cids) *cids = current->cid_hashes;
     }

@@ -303,13 +303,17 @@ common::Result<AccountInfo> AccountConfigClient::GetAccount(const Uint256& accou
     return AccountInfo{(*v)[0].address, (*v)[1].boolean, (*v)[2].boolean};
 }
 
-common::Result<UsageKeyRecord> AccountConfigClient::GetUsageKey(const Uint256& account_hash, const Uint256& key_hash) {
-    SIGIL_TRY(v, Read("getUsageKey(uint256,uint256)", USAGE_KEY_TUPLE, {U(account_hash), U(key_hash)}));
+common::Result<UsageKeyRecord> AccountConfigClient::GetUsageKey(const Uint256& account_hash, const Uint256& key_hash,
+                                                                 Freshness freshness) {
+    SIGIL_TRY(v, Read("getUsageKey(uint256,uint256)", USAGE_KEY_TUPLE, {U(account_hash), U(key_hash)},
+                      freshness == Freshness::Fresh));
     return ToUsageKey((*v)[0]);
 }
 
-common::Result<GroupRecord> AccountConfigClient::GetGroup(const Uint256& account_hash, std::uint64_t group_id) {
-    SIGIL_TRY(v, Read("getGroup(uint256,uint256)", GROUP_TUPLE, {U(account_hash), U64(group_id)}));
+common::Result<GroupRecord> AccountConfigClient::GetGroup(const Uint256& account_hash, std::uint64_t group_id,
+                                                          Freshness freshness) {
+    SIGIL_TRY(v, Read("getGroup(uint256,uint256)", GROUP_TUPLE, {U(account_hash), U64(group_id)},
+                      freshness == Freshness::Fresh));
     return ToGroup((*v)[0]);
 }
 

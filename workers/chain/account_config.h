@@ -101,8 +101,13 @@ public:
     common::Result<std::pair<common::Uint256, WalletRecord>> GetWallet(const common::Address20& wallet);
     common::Result<bool> KeyHasScope(const common::Uint256& key_hash, Scope scope, std::uint64_t group_id);
     common::Result<AccountInfo> GetAccount(const common::Uint256& account_hash);
-    common::Result<UsageKeyRecord> GetUsageKey(const common::Uint256& account_hash, const common::Uint256& key_hash);
-    common::Result<GroupRecord> GetGroup(const common::Uint256& account_hash, std::uint64_t group_id);
+    // Fresh: straight from the node, for a read whose result is written back (a stale cached
+    // record would silently undo a change made meanwhile, e.g. directly on chain).
+    enum class Freshness { Cached, Fresh };
+    common::Result<UsageKeyRecord> GetUsageKey(const common::Uint256& account_hash, const common::Uint256& key_hash,
+                                               Freshness freshness = Freshness::Cached);
+    common::Result<GroupRecord> GetGroup(const common::Uint256& account_hash, std::uint64_t group_id,
+                                         Freshness freshness = Freshness::Cached);
     common::Result<std::vector<UsageKeyRecord>> ListUsageKeys(const common::Uint256& account_hash, Page page);
     common::Result<std::vector<GroupRecord>> ListGroups(const common::Uint256& account_hash, Page page);
     common::Result<std::vector<WalletRecord>> ListWallets(const common::Uint256& account_hash, Page page);
