@@ -68,6 +68,7 @@ class AccountConfigTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testDerivationPathRules);
     CPPUNIT_TEST(testNoAccountReachesAnotherAccountsPkp);
     CPPUNIT_TEST(testConversionEndsRelayedWrites);
+    CPPUNIT_TEST(testWriteThatChangesNothingIsAConflict);
     CPPUNIT_TEST(testDirectWriteVisibleWithinFiveSeconds);
     CPPUNIT_TEST(testListsPageAndCarryFields);
     CPPUNIT_TEST(testErrorTableMatchesCompiledAbi);
@@ -348,6 +349,22 @@ public:
         CPPUNIT_ASSERT_EQUAL(std::uint64_t{2}, ga);
         ExpectError(C().AddActionToGroup(a, b, ga, cid), ErrorKind::Forbidden, "not_authorized");
         ExpectError(C().RemoveGroup(b, b, ga), ErrorKind::NotFound, "unknown_group");
+    }
+
+    void testWriteThatChangesNothingIsAConflict() {
+        const Uint256 a = NewAccount();
+        const Address20 pkp = NewPkp(a);
+        const Hash32 cid = RandomCidHash();
+        auto g = C().AddGroup(a, a, "g", "d", {pkp}, {cid});
+        CPPUNIT_ASSERT(g.ok());
+        ExpectError(C().UpdateGroup(a, a, *g, "g", "d", {pkp}, {cid}), ErrorKind::Conflict, "nothing_to_change");
+        // A key with no scopes at all gets the same answer, not a mined no-op.
+        const Uint256 none = NewKey(a, Permissions{});
+        ExpectError(C().UpdateGroup(a, none, *g, "g", "d", {pkp}, {cid}), ErrorKind::Conflict, "nothing_to_change");
+        ExpectError(C().SetUsageApiKey(a, a, none, 0, Uint256(), "k", "", Permissions{}), ErrorKind::Conflict,
+                    "nothing_to_change");
+        ExpectError(C().UpdateUsageApiKeyMetadata(a, a, none, "k", ""), ErrorKind::Conflict, "nothing_to_change");
+        CPPUNIT_ASSERT(C().UpdateGroup(a, a, *g, "g2", "d", {pkp}, {cid}).ok());
     }
 
     void testConversionEndsRelayedWrites() {
