@@ -1,5 +1,7 @@
 #include "workers/chain/account_config.h"
 
+#include <ctime>
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -262,7 +264,15 @@ common::Result<Receipt> AccountConfigClient::Write(std::string_view signature, s
 
 common::Result<KeyInfo> AccountConfigClient::ResolveKey(const Uint256& key_hash) {
     SIGIL_TRY(v, Read("resolveKey(uint256)", "uint256,bool,bool", {U(key_hash)}, /*fresh=*/true));
-    return KeyInfo{(*v)[0].word, (*v)[1].boolean, (*v)[2].boolean};
+    KeyInfo info{(*v)[0].word, (*v)[1].boolean, (*v)[2].boolean};
+    if (info.valid && !info.is_owner) {
+        // The contract compares expiration with block.timestamp, which stands still on a chain that
+        // mines on demand: the worker's clock decides too (DESIGN.md section 3).
+        SIGIL_TRY(key, GetUsageKey(info.account_hash, key_hash));
+        const auto now = static_cast<std::uint64_t>(std::time(nullptr));
+        if (key->expiration != 0 && now >= key->expiration) info.valid = false;
+    }
+    return info;
 }
 
 common::Result<bool> AccountConfigClient::CanExecute(const Uint256& key_hash, const Hash32& cid_hash,
@@ -292,6 +302,11 @@ common::Result<bool> AccountConfigClient::KeyHasScope(const Uint256& key_hash, S
 common::Result<AccountInfo> AccountConfigClient::GetAccount(const Uint256& account_hash) {
     SIGIL_TRY(v, Read("getAccount(uint256)", "address,bool,bool", {U(account_hash)}));
     return AccountInfo{(*v)[0].address, (*v)[1].boolean, (*v)[2].boolean};
+}
+
+common::Result<Uint256> AccountConfigClient::AccountOfAdmin(const Address20& admin) {
+    SIGIL_TRY(v, Read("adminAccount(address)", "uint256", {AbiValue::Address(admin)}, /*fresh=*/true));
+    return (*v)[0].word;
 }
 
 common::Result<UsageKeyRecord> AccountConfigClient::GetUsageKey(const Uint256& account_hash, const Uint256& key_hash) {

@@ -101,6 +101,9 @@ public:
     common::Result<std::pair<common::Uint256, WalletRecord>> GetWallet(const common::Address20& wallet);
     common::Result<bool> KeyHasScope(const common::Uint256& key_hash, Scope scope, std::uint64_t group_id);
     common::Result<AccountInfo> GetAccount(const common::Uint256& account_hash);
+    // The account `admin` administers (zero when none). Never cached: the signature flows ask right
+    // after a direct-path newChainSecuredAccount or an ownership change.
+    common::Result<common::Uint256> AccountOfAdmin(const common::Address20& admin);
     common::Result<UsageKeyRecord> GetUsageKey(const common::Uint256& account_hash, const common::Uint256& key_hash);
     common::Result<GroupRecord> GetGroup(const common::Uint256& account_hash, std::uint64_t group_id);
     common::Result<std::vector<UsageKeyRecord>> ListUsageKeys(const common::Uint256& account_hash, Page page);
