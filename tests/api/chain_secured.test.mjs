@@ -75,13 +75,23 @@ const keydMints = () => ({ mint: keydRequests('mint_path'), derive: keydRequests
 
 /// Runs `fn` (which must be refused) and asserts keyd minted and derived nothing and the account's
 /// wallets did not change.
+/// keyd's counts once its log is quiet: lines travel through a pipe to the file, so a request of
+/// the previous test may land a moment late.
+async function settledMints() {
+  let last = keydMints();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = keydMints();
+    if (now.mint === last.mint && now.derive === last.derive) return now;
+    last = now;
+  }
+}
+
 async function assertNothingMinted(fn, hash = accountHash) {
-  const before = keydMints();
+  const before = await settledMints();
   const wallets = await c.walletCount(hash);
   await fn();
-  // keyd's log is written as requests arrive; a short pause covers the pipe to the log file.
-  await new Promise((r) => setTimeout(r, 100));
-  assert.deepEqual(keydMints(), before, 'keyd minted or derived nothing');
+  assert.deepEqual(await settledMints(), before, 'keyd minted or derived nothing');
   assert.equal(await c.walletCount(hash), wallets, 'no wallet was registered');
 }
 
@@ -95,11 +105,10 @@ const SIGN_CODE = 'async function main({ pkpId }) { return await Sigil.Actions.s
 const flow = {};
 
 test('keyd request log is visible (the witness the negative tests rely on)', async () => {
-  const before = keydMints();
+  const before = await settledMints();
   const legacy = await newAccount(stack, 'witness');
   await createWallet(stack, legacy.api_key);
-  await new Promise((r) => setTimeout(r, 100));
-  const after = keydMints();
+  const after = await settledMints();
   assert.equal(after.mint, before.mint + 1, 'a create_wallet shows as one mint_path in keyd.log');
   assert.equal(after.derive, before.derive + 1);
 });
@@ -306,6 +315,32 @@ test('missing or mistyped envelope members: 400, never a 500', async () => {
   await refused(CREATE, { typed_data: '{not json', signature: env.signature }, 400, 'invalid_typed_data');
   await refused(CREATE, { typed_data: [], signature: env.signature }, 400, 'invalid_typed_data');
   await assertNothingMinted(async () => assertError(await req('POST', CREATE, { body: [] }), 400));
+});
+
+test('a contract-wallet (ERC-1271) signature is not validated: only plain ECDSA recovery (rule 8)', async () => {
+  // message.address is a contract (AccountConfig itself stands in for a multisig); its "owner" signs.
+  const env = await envelope(admin, 'CreateWallet', { address: stack.contract });
+  await refused(CREATE, env, 401, 'signature_mismatch');
+  // A Safe-style signature (two concatenated owner signatures) is not 65 bytes.
+  const second = await envelope(ethers.Wallet.createRandom(), 'CreateWallet', { address: stack.contract });
+  await refused(CREATE, { typed_data: env.typed_data, signature: env.signature + second.signature.slice(2) }, 400, 'invalid_signature');
+});
+
+test('openapi.json documents the three ChainSecured endpoints with their bodies and answers', async () => {
+  const openapi = assertOk(await req('GET', 'openapi.json'));
+  const find = (p) => openapi.paths[p] ?? openapi.paths[`/core/v1${p}`];
+  for (const [p, required, answer] of [
+    ['/create_wallet_with_signature', ['typed_data', 'signature'], ['wallet_address', 'derivation_path']],
+    ['/add_usage_api_key_with_signature', ['typed_data', 'signature'], ['usage_api_key', 'wallet_address', 'derivation_path']],
+    ['/convert_to_chain_secured_account', ['new_admin_wallet_address', 'typed_data', 'signature'], ['success', 'api_key_hash']],
+  ]) {
+    const op = find(p)?.post;
+    assert.ok(op, `openapi lists POST ${p}`);
+    const text = JSON.stringify(op);
+    for (const f of [...required, ...answer]) assert.ok(text.includes(`"${f}"`), `${p} documents ${f}`);
+    // Only the conversion takes an API key (the master key); the other two take none (rule 2).
+    assert.equal((op.security ?? []).length > 0, p === '/convert_to_chain_secured_account', `${p} security`);
+  }
 });
 
 // ---- the worker's own checks ----
