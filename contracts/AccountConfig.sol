@@ -9,7 +9,21 @@ pragma solidity 0.8.37;
 ///    caller used (callerKeyHash). The account hash gives owner rights; a usage key hash must be a
 ///    live key of that account (not revoked, not expired) holding the scope for that group.
 ///  Anything else reverts. After conversion to ChainSecured (managed = false) API payers can no
-///  longer write for the account.
+///  longer write for the account. The account hash counts as the owner's key only while the admin is
+///  still the wallet of that key (recorded at creation): after an accepted ownership transfer the old
+///  master API key has no rights at all, over the relay or as a credential.
+///
+/// Two forms of the PKP and usage-key writes:
+///  * direct path (the spec's parameter lists, so clients of the deployed implementation work
+///    unchanged): registerWalletDerivation(adminHash, ...), setUsageApiKey(adminHash, usageKeyHash, ...);
+///    msg.sender must be the admin wallet, there is no caller-key argument;
+///  * relayed (relayRegisterWalletDerivation, relaySetUsageApiKey): sent by an API payer naming the
+///    HTTP caller's key hash, as every other relayed write.
+///
+/// Ownership moves in two steps: transferOwnership(newOwner) by the admin proposes, acceptOwnership
+/// (accountHash) by the proposed wallet completes, so no wallet becomes an admin without its consent.
+///
+/// A write that would change nothing reverts with NothingToChange (the relay would pay for a no-op).
 ///
 /// Scopes (uint8 in MissingScope and keyHasScope):
 ///   0 group:manageActions (per group)   1 group:addPkp (per group)   2 group:removePkp (per group)
@@ -17,8 +31,8 @@ pragma solidity 0.8.37;
 ///   6 pkp:create
 ///  Per-group scope lists hold group ids; an entry 0 is the wildcard "all groups".
 ///  Owner-only (no scope grants them): setUsageApiKey, updateUsageApiKeyMetadata, removeUsageApiKey,
-///  transferOwnership (admin wallet only, never relayed), convertToChainSecuredAccount (API payer or
-///  admin wallet).
+///  transferOwnership (admin wallet only, never relayed), convertToChainSecuredAccount (admin wallet,
+///  or an API payer while the account's own key still owns it).
 ///  Decisions where the spec is silent:
 ///   * addGroup with initial members: a usage key needs group:create, plus addPkp(new id) if pkps is
 ///     non-empty and manageActions(new id) if cidHashes is non-empty (in practice the wildcard [0]).
@@ -38,7 +52,7 @@ pragma solidity 0.8.37;
 ///   404 unknown:    UnknownAccount, UnknownGroup(uint256), UnknownKey, UnknownAction, UnknownPkp(address),
 ///                   NotInGroup
 ///   409 conflict:   KeyHashTaken, AdminTaken, PathTaken, WalletTaken, AlreadyUnmanaged, AlreadyInGroup,
-///                   ActionExists, PayerExists
+///                   ActionExists, PayerExists, NothingToChange
 ///   400 invalid:    ZeroKeyHash, ZeroPath, ZeroAddress, ZeroCid, NameTooLong, DescriptionTooLong,
 ///                   TooMany, Duplicate, InvalidAdmin
 ///
@@ -85,6 +99,7 @@ contract AccountConfig {
     error AlreadyInGroup();
     error ActionExists();
     error PayerExists();
+    error NothingToChange();
 
     error ZeroKeyHash();
     error ZeroPath();
@@ -104,6 +119,7 @@ contract AccountConfig {
 
     event AccountCreated(uint256 indexed accountHash, address indexed admin, bool managed);
     event AccountConverted(uint256 indexed accountHash, address indexed previousAdmin, address indexed newAdmin);
+    event OwnershipTransferStarted(uint256 indexed accountHash, address indexed owner, address indexed pendingOwner);
     event OwnershipTransferred(uint256 indexed accountHash, address indexed previousOwner, address indexed newOwner);
     event UsageKeySet(uint256 indexed accountHash, uint256 indexed keyHash);
     event UsageKeyMetadataUpdated(uint256 indexed accountHash, uint256 indexed keyHash);
@@ -159,6 +175,10 @@ contract AccountConfig {
         address admin;
         bool managed;
         bool exists;
+        // The wallet of the account's own API key (its secret is that wallet's private key); zero for a
+        // wallet-created ChainSecured account, which has no API key.
+        address keyWallet;
+        address pendingAdmin; // proposed by transferOwnership, zero when none
         uint256 lastGroupId;
         uint256[] keyList;
         mapping(uint256 => uint256) keyPos;
@@ -296,23 +316,45 @@ contract AccountConfig {
         _createAccount(apiKeyHash, msg.sender, false);
     }
 
+    /// The spec's parameter list. The admin wallet, or an API payer relaying for the master key: the
+    /// payer only while the account's own key still owns it (not after an accepted transfer).
     function convertToChainSecuredAccount(uint256 apiKeyHash, address newAdmin) external {
         Account storage a = _account(apiKeyHash);
-        if (msg.sender != a.admin && s_apiPayerPos[msg.sender] == 0) revert NotAuthorized();
         if (!a.managed) revert AlreadyUnmanaged();
+        if (msg.sender != a.admin && (s_apiPayerPos[msg.sender] == 0 || a.admin != a.keyWallet)) {
+            revert NotAuthorized();
+        }
         address previous = a.admin;
         _moveAdmin(a, apiKeyHash, newAdmin);
         a.managed = false;
         emit AccountConverted(apiKeyHash, previous, newAdmin);
     }
 
-    /// Owner-only and never relayed: only the admin wallet itself may hand the account over.
-    function transferOwnership(uint256 accountHash, address newOwner) external {
+    /// Step one of two, by the admin wallet only (never relayed); its account is the one it
+    /// administers. Proposing again replaces the proposal.
+    function transferOwnership(address newOwner) external {
+        uint256 accountHash = adminAccount[msg.sender];
+        if (accountHash == 0) revert OwnerOnly();
+        Account storage a = s_accounts[accountHash];
+        _checkAdminCandidate(newOwner);
+        if (newOwner == a.admin || newOwner == a.pendingAdmin) revert NothingToChange();
+        uint256 held = adminAccount[newOwner];
+        if (held != 0) revert AdminTaken();
+        a.pendingAdmin = newOwner;
+        emit OwnershipTransferStarted(accountHash, msg.sender, newOwner);
+    }
+
+    /// Step two, by the proposed wallet itself (a multisig accepts with its own transaction).
+    function acceptOwnership(uint256 accountHash) external {
         Account storage a = _account(accountHash);
-        if (msg.sender != a.admin) revert OwnerOnly();
+        if (a.pendingAdmin == address(0) || msg.sender != a.pendingAdmin) revert NotAuthorized();
         address previous = a.admin;
-        _moveAdmin(a, accountHash, newOwner);
-        emit OwnershipTransferred(accountHash, previous, newOwner);
+        _moveAdmin(a, accountHash, msg.sender);
+        emit OwnershipTransferred(accountHash, previous, msg.sender);
+    }
+
+    function pendingOwner(uint256 accountHash) external view returns (address) {
+        return s_accounts[accountHash].pendingAdmin;
     }
 
     function _createAccount(uint256 apiKeyHash, address adminWallet, bool managed) private {
@@ -324,6 +366,7 @@ contract AccountConfig {
         a.admin = adminWallet;
         a.managed = managed;
         a.exists = true;
+        if (managed) a.keyWallet = adminWallet;
         keyAccount[apiKeyHash] = apiKeyHash;
         adminAccount[adminWallet] = apiKeyHash;
         emit AccountCreated(apiKeyHash, adminWallet, managed);
@@ -336,6 +379,8 @@ contract AccountConfig {
         delete adminAccount[a.admin];
         adminAccount[newAdmin] = accountHash;
         a.admin = newAdmin;
+        // A proposal made under the previous admin (or before conversion) never survives it.
+        a.pendingAdmin = address(0);
     }
 
     function _checkAdminCandidate(address wallet) private view {
@@ -347,8 +392,35 @@ contract AccountConfig {
     // Usage keys (owner only)
     // =====================================================================================
 
-    /// Adds a usage key or replaces all of its permissions and metadata.
+    /// Direct path (the spec's parameter list): the admin wallet adds a usage key or replaces all of
+    /// its permissions and metadata.
     function setUsageApiKey(
+        uint256 adminHash,
+        uint256 usageKeyHash,
+        uint256 expiration,
+        uint256 balance,
+        string calldata name,
+        string calldata description,
+        bool canCreateGroups,
+        bool canDeleteGroups,
+        bool canCreatePkps,
+        uint256[] calldata manageIpfsIdsInGroups,
+        uint256[] calldata addPkpToGroups,
+        uint256[] calldata removePkpFromGroups,
+        uint256[] calldata executeInGroups
+    ) external {
+        Account storage a = _account(adminHash);
+        if (msg.sender != a.admin) revert NotAuthorized();
+        UsageKey storage k = _claimUsageKey(a, adminHash, usageKeyHash);
+        bool changed = _setKeyMeta(k, expiration, balance, name, description);
+        changed = _setKeyFlags(k, canCreateGroups, canDeleteGroups, canCreatePkps) || changed;
+        changed = _setKeyScopes(k, manageIpfsIdsInGroups, addPkpToGroups, removePkpFromGroups, executeInGroups)
+            || changed;
+        _finishUsageKey(a, adminHash, usageKeyHash, k, changed);
+    }
+
+    /// Relayed form: an API payer names the HTTP caller's key hash (owner only).
+    function relaySetUsageApiKey(
         uint256 accountHash,
         uint256 callerKeyHash,
         uint256 usageKeyHash,
@@ -366,28 +438,74 @@ contract AccountConfig {
     ) external {
         Account storage a = _account(accountHash);
         _requireOwner(a, accountHash, callerKeyHash);
+        UsageKey storage k = _claimUsageKey(a, accountHash, usageKeyHash);
+        bool changed = _setKeyMeta(k, expiration, balance, name, description);
+        changed = _setKeyFlags(k, canCreateGroups, canDeleteGroups, canCreatePkps) || changed;
+        changed = _setKeyScopes(k, manageIpfsIdsInGroups, addPkpToGroups, removePkpFromGroups, executeInGroups)
+            || changed;
+        _finishUsageKey(a, accountHash, usageKeyHash, k, changed);
+    }
+
+    /// Checks that usageKeyHash may belong to this account; returns its (possibly new) slot.
+    function _claimUsageKey(Account storage a, uint256 accountHash, uint256 usageKeyHash)
+        private
+        view
+        returns (UsageKey storage k)
+    {
         if (usageKeyHash == 0) revert ZeroKeyHash();
         uint256 bound = keyAccount[usageKeyHash];
         if (usageKeyHash == accountHash || (bound != 0 && bound != accountHash)) revert KeyHashTaken();
-        _checkText(name, description);
-        UsageKey storage k = a.keys[usageKeyHash];
+        k = a.keys[usageKeyHash];
+    }
+
+    function _finishUsageKey(Account storage a, uint256 accountHash, uint256 usageKeyHash, UsageKey storage k, bool changed)
+        private
+    {
         if (!k.exists) {
             k.exists = true;
             keyAccount[usageKeyHash] = accountHash;
             _pushUint(a.keyList, a.keyPos, usageKeyHash);
+        } else if (!changed) {
+            revert NothingToChange();
         }
+        emit UsageKeySet(accountHash, usageKeyHash);
+    }
+
+    function _setKeyMeta(UsageKey storage k, uint256 expiration, uint256 balance, string calldata name, string calldata description)
+        private
+        returns (bool changed)
+    {
+        _checkText(name, description);
+        changed = k.expiration != expiration || k.balance != balance || !_sameText(k.name, name)
+            || !_sameText(k.description, description);
         k.expiration = expiration;
         k.balance = balance;
         k.name = name;
         k.description = description;
+    }
+
+    function _setKeyFlags(UsageKey storage k, bool canCreateGroups, bool canDeleteGroups, bool canCreatePkps)
+        private
+        returns (bool changed)
+    {
+        changed = k.canCreateGroups != canCreateGroups || k.canDeleteGroups != canDeleteGroups
+            || k.canCreatePkps != canCreatePkps;
         k.canCreateGroups = canCreateGroups;
         k.canDeleteGroups = canDeleteGroups;
         k.canCreatePkps = canCreatePkps;
-        _setIds(k.groupScopes[SCOPE_MANAGE_ACTIONS], manageIpfsIdsInGroups);
-        _setIds(k.groupScopes[SCOPE_ADD_PKP], addPkpToGroups);
-        _setIds(k.groupScopes[SCOPE_REMOVE_PKP], removePkpFromGroups);
-        _setIds(k.groupScopes[SCOPE_EXECUTE], executeInGroups);
-        emit UsageKeySet(accountHash, usageKeyHash);
+    }
+
+    function _setKeyScopes(
+        UsageKey storage k,
+        uint256[] calldata manage,
+        uint256[] calldata addPkp,
+        uint256[] calldata removePkp,
+        uint256[] calldata execute
+    ) private returns (bool changed) {
+        changed = _setIds(k.groupScopes[SCOPE_MANAGE_ACTIONS], manage);
+        changed = _setIds(k.groupScopes[SCOPE_ADD_PKP], addPkp) || changed;
+        changed = _setIds(k.groupScopes[SCOPE_REMOVE_PKP], removePkp) || changed;
+        changed = _setIds(k.groupScopes[SCOPE_EXECUTE], execute) || changed;
     }
 
     function updateUsageApiKeyMetadata(
@@ -402,6 +520,7 @@ contract AccountConfig {
         UsageKey storage k = a.keys[usageKeyHash];
         if (!k.exists) revert UnknownKey();
         _checkText(name, description);
+        if (_sameText(k.name, name) && _sameText(k.description, description)) revert NothingToChange();
         k.name = name;
         k.description = description;
         emit UsageKeyMetadataUpdated(accountHash, usageKeyHash);
@@ -472,20 +591,23 @@ contract AccountConfig {
         Group storage g = _group(a, groupId);
         _checkText(name, description);
         if (pkps.length > MAX_ITEMS_PER_CALL || cidHashes.length > MAX_ITEMS_PER_CALL) revert TooMany();
-        if (!isOwner) {
-            bool added;
-            uint256 kept;
-            for (uint256 i = 0; i < pkps.length; i++) {
-                if (g.pkpPos[pkps[i]] == 0) added = true;
-                else kept++;
-            }
-            // A duplicate in pkps can inflate kept; _fillGroup then reverts with Duplicate anyway.
-            if (added) _requireGroupScope(k, SCOPE_ADD_PKP, groupId);
-            if (kept < g.pkps.length) _requireGroupScope(k, SCOPE_REMOVE_PKP, groupId);
-            bool metaChanged = keccak256(bytes(name)) != keccak256(bytes(g.name))
-                || keccak256(bytes(description)) != keccak256(bytes(g.description));
-            if (metaChanged || !_sameCids(g, cidHashes)) _requireGroupScope(k, SCOPE_MANAGE_ACTIONS, groupId);
+        bool added;
+        uint256 kept;
+        for (uint256 i = 0; i < pkps.length; i++) {
+            if (g.pkpPos[pkps[i]] == 0) added = true;
+            else kept++;
         }
+        // A duplicate in pkps can inflate kept; _fillGroup then reverts with Duplicate anyway.
+        bool removed = kept < g.pkps.length;
+        bool actionsChanged = !_sameText(g.name, name) || !_sameText(g.description, description)
+            || !_sameCids(g, cidHashes);
+        if (!isOwner) {
+            if (added) _requireGroupScope(k, SCOPE_ADD_PKP, groupId);
+            if (removed) _requireGroupScope(k, SCOPE_REMOVE_PKP, groupId);
+            if (actionsChanged) _requireGroupScope(k, SCOPE_MANAGE_ACTIONS, groupId);
+        }
+        // Same members (as sets) and same text: a no-op the relay would otherwise pay for.
+        if (!added && !removed && !actionsChanged && pkps.length == g.pkps.length) revert NothingToChange();
         while (g.pkps.length > 0) _removeAddress(g.pkps, g.pkpPos, g.pkps[g.pkps.length - 1]);
         while (g.cids.length > 0) _removeBytes32(g.cids, g.cidPos, g.cids[g.cids.length - 1]);
         g.name = name;
@@ -569,7 +691,21 @@ contract AccountConfig {
     // PKP registry
     // =====================================================================================
 
+    /// Direct path (the spec's parameter list): the admin wallet registers a PKP to its account.
     function registerWalletDerivation(
+        uint256 adminHash,
+        address wallet,
+        uint256 derivationPath,
+        string calldata name,
+        string calldata description
+    ) external {
+        Account storage a = _account(adminHash);
+        if (msg.sender != a.admin) revert NotAuthorized();
+        _registerWallet(a, adminHash, wallet, derivationPath, name, description);
+    }
+
+    /// Relayed form: an API payer names the HTTP caller's key hash (pkp:create).
+    function relayRegisterWalletDerivation(
         uint256 accountHash,
         uint256 callerKeyHash,
         address wallet,
@@ -579,6 +715,17 @@ contract AccountConfig {
     ) external {
         Account storage a = _account(accountHash);
         _requireScope(a, accountHash, callerKeyHash, SCOPE_CREATE_PKPS, 0);
+        _registerWallet(a, accountHash, wallet, derivationPath, name, description);
+    }
+
+    function _registerWallet(
+        Account storage a,
+        uint256 accountHash,
+        address wallet,
+        uint256 derivationPath,
+        string calldata name,
+        string calldata description
+    ) private {
         if (wallet == address(0)) revert ZeroAddress();
         if (derivationPath == 0) revert ZeroPath();
         if (pathAccount[derivationPath] != 0) revert PathTaken();
@@ -626,6 +773,8 @@ contract AccountConfig {
         _requireActionScope(a, accountHash, callerKeyHash);
         if (a.actionPos[cidHash] == 0) revert UnknownAction();
         _checkText(name, description);
+        ActionMeta storage m = a.actions[cidHash];
+        if (_sameText(m.name, name) && _sameText(m.description, description)) revert NothingToChange();
         a.actions[cidHash] = ActionMeta(name, description);
         emit ActionMetadataUpdated(accountHash, cidHash);
     }
@@ -663,7 +812,11 @@ contract AccountConfig {
         if (msg.sender == a.admin) return (true, k);
         if (s_apiPayerPos[msg.sender] == 0) revert NotAuthorized();
         if (!a.managed) revert NotManaged();
-        if (callerKeyHash == accountHash) return (true, k);
+        if (callerKeyHash == accountHash) {
+            // After an accepted ownership transfer the account's own key is no longer the owner's.
+            if (a.admin != a.keyWallet) revert NotAuthorized();
+            return (true, k);
+        }
         if (!k.exists) revert NotAuthorized();
         if (_expired(k)) revert KeyExpired();
         return (false, k);
@@ -716,10 +869,18 @@ contract AccountConfig {
         if (bytes(description).length > MAX_DESCRIPTION_BYTES) revert DescriptionTooLong();
     }
 
-    function _setIds(uint256[] storage dst, uint256[] calldata src) private {
+    /// Replaces dst by src; true when that changed it.
+    function _setIds(uint256[] storage dst, uint256[] calldata src) private returns (bool changed) {
         if (src.length > MAX_ITEMS_PER_CALL) revert TooMany();
+        changed = dst.length != src.length;
+        for (uint256 i = 0; !changed && i < src.length; i++) changed = dst[i] != src[i];
+        if (!changed) return false;
         while (dst.length > 0) dst.pop();
         for (uint256 i = 0; i < src.length; i++) dst.push(src[i]);
+    }
+
+    function _sameText(string storage stored, string calldata given) private pure returns (bool) {
+        return keccak256(bytes(stored)) == keccak256(bytes(given));
     }
 
     // =====================================================================================
@@ -756,7 +917,8 @@ contract AccountConfig {
         // A ChainSecured account has no account-level API key: its hash (for a wallet-created account,
         // keccak256 of the public address) must never work as a credential, nor a converted
         // account's old master key.
-        if (keyHash == accountHash) return (accountHash, true, a.exists && a.managed);
+        // Nor, after an accepted ownership transfer, the key of the previous owner.
+        if (keyHash == accountHash) return (accountHash, true, a.exists && a.managed && a.admin == a.keyWallet);
         UsageKey storage k = a.keys[keyHash];
         return (accountHash, false, k.exists && !_expired(k));
     }

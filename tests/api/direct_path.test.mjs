@@ -59,7 +59,7 @@ test('the admin wallet creates the account and mints a usage key on chain', asyn
   usageKey = randomBytes(32).toString('base64');
   // Before it exists on chain the key is unknown to the API.
   assertError(await req('GET', 'list_groups', { key: usageKey }), 401, 'invalid_api_key');
-  await send(c.setUsageApiKey(accountHash, 0, keccakText(usageKey), 0, 0, 'direct key', 'minted by the wallet',
+  await send(c.setUsageApiKey(accountHash, keccakText(usageKey), 0, 0, 'direct key', 'minted by the wallet',
     true, false, false, [0], [], [], [0]));
   const ms = await visible('list_groups', (j) => Array.isArray(j) && j.length === 0);
   const exists2 = await req('GET', 'account_exists', { key: usageKey });
@@ -95,7 +95,7 @@ test('updateGroup and addAction on chain show within 5 s', async () => {
 test('registerWalletDerivation on chain shows in list_wallets within 5 s', async () => {
   const pkp = ethers.Wallet.createRandom().address;
   const path = BigInt('0x' + randomBytes(32).toString('hex'));
-  await send(c.registerWalletDerivation(accountHash, 0, pkp, path, 'wallet', 'registered directly'));
+  await send(c.registerWalletDerivation(accountHash, pkp, path, 'wallet', 'registered directly'));
   await visible('list_wallets', (j) => j.length === 1 && j[0].wallet_address.toLowerCase() === pkp.toLowerCase());
   const w = assertOk(await req('GET', 'list_wallets', { key: usageKey }))[0];
   assert.equal(BigInt(w.id), path);
@@ -127,7 +127,7 @@ test('a group name that is not UTF-8 (written on chain) is answered with U+FFFD,
 });
 
 test('an expiration at or past 2^64 written on chain reads as the largest uint64 (not expired), never a 500', async () => {
-  await send(c.setUsageApiKey(accountHash, 0, keccakText(usageKey), (1n << 64n) + 5n, 0, 'direct key', 'far future',
+  await send(c.setUsageApiKey(accountHash, keccakText(usageKey), (1n << 64n) + 5n, 0, 'direct key', 'far future',
     true, false, false, [0], [], [], [0]));
   await visible('list_api_keys', (j) => j.length === 1 && j[0].description === 'far future');
   const [k] = assertOk(await req('GET', 'list_api_keys', { key: usageKey }));
@@ -136,7 +136,7 @@ test('an expiration at or past 2^64 written on chain reads as the largest uint64
 });
 
 test('a scope change on chain takes effect within 5 s; removal gives 401', async () => {
-  await send(c.setUsageApiKey(accountHash, 0, keccakText(usageKey), 0, 0, 'direct key', 'narrowed',
+  await send(c.setUsageApiKey(accountHash, keccakText(usageKey), 0, 0, 'direct key', 'narrowed',
     false, false, false, [], [], [], [1]));
   await visible('list_api_keys', (j) => j.length === 1 && j[0].can_create_groups === false && j[0].description === 'narrowed');
   await send(c.removeUsageApiKey(accountHash, 0, keccakText(usageKey)));

@@ -3,7 +3,10 @@
 #include <cppunit/extensions/HelperMacros.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
 #include <set>
+#include <thread>
 
 #include "common/keccak.h"
 #include "common/random.h"
@@ -63,11 +66,14 @@ class AccountConfigTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testUsageKeyCannotManageKeysOrRaiseItsScopes);
     CPPUNIT_TEST(testUpdateReplacesEveryPermission);
     CPPUNIT_TEST(testRemovedKeyIsNoLongerValid);
+    CPPUNIT_TEST(testExpiryUsesTheWorkerClockToo);  // before testExpiredKeyIsRefused moves chain time
     CPPUNIT_TEST(testExpiredKeyIsRefused);
     CPPUNIT_TEST(testKeyHashCannotBeClaimedTwice);
     CPPUNIT_TEST(testDerivationPathRules);
     CPPUNIT_TEST(testNoAccountReachesAnotherAccountsPkp);
     CPPUNIT_TEST(testConversionEndsRelayedWrites);
+    CPPUNIT_TEST(testAccountOfAdminFollowsConversion);
+    CPPUNIT_TEST(testWriteThatChangesNothingIsAConflict);
     CPPUNIT_TEST(testDirectWriteVisibleWithinFiveSeconds);
     CPPUNIT_TEST(testListsPageAndCarryFields);
     CPPUNIT_TEST(testErrorTableMatchesCompiledAbi);
@@ -94,6 +100,12 @@ class AccountConfigTests : public CppUnit::TestFixture {
         auto id = C().AddGroup(account, account, "g", "d", {}, {});
         CPPUNIT_ASSERT_MESSAGE(id.ok() ? "" : id.error().message, id.ok());
         return *id;
+    }
+    std::uint64_t LatestBlockTime() {
+        auto head = m_stack->rpc.CallForResult("eth_getBlockByNumber", "[\"latest\",false]");
+        rapidjson::Document block;
+        block.Parse(head->c_str());
+        return *workers::ParseQuantity(block["timestamp"].GetString());
     }
     Uint256 NewKey(const Uint256& account, const Permissions& p, std::uint64_t expiration = 0) {
         const Uint256 key = RandomKeyHash();
@@ -350,6 +362,22 @@ public:
         ExpectError(C().RemoveGroup(b, b, ga), ErrorKind::NotFound, "unknown_group");
     }
 
+    void testWriteThatChangesNothingIsAConflict() {
+        const Uint256 a = NewAccount();
+        const Address20 pkp = NewPkp(a);
+        const Hash32 cid = RandomCidHash();
+        auto g = C().AddGroup(a, a, "g", "d", {pkp}, {cid});
+        CPPUNIT_ASSERT(g.ok());
+        ExpectError(C().UpdateGroup(a, a, *g, "g", "d", {pkp}, {cid}), ErrorKind::Conflict, "nothing_to_change");
+        // A key with no scopes at all gets the same answer, not a mined no-op.
+        const Uint256 none = NewKey(a, Permissions{});
+        ExpectError(C().UpdateGroup(a, none, *g, "g", "d", {pkp}, {cid}), ErrorKind::Conflict, "nothing_to_change");
+        ExpectError(C().SetUsageApiKey(a, a, none, 0, Uint256(), "k", "", Permissions{}), ErrorKind::Conflict,
+                    "nothing_to_change");
+        ExpectError(C().UpdateUsageApiKeyMetadata(a, a, none, "k", ""), ErrorKind::Conflict, "nothing_to_change");
+        CPPUNIT_ASSERT(C().UpdateGroup(a, a, *g, "g2", "d", {pkp}, {cid}).ok());
+    }
+
     void testConversionEndsRelayedWrites() {
         const Uint256 a = NewAccount();
         const Address20 pkp = NewPkp(a);
@@ -368,6 +396,39 @@ public:
         ExpectError(C().ConvertToChainSecuredAccount(a, RandomAddress()), ErrorKind::Conflict, "already_unmanaged");
         CPPUNIT_ASSERT(*C().CanExecute(k, cid, pkp));  // usage keys keep authorizing execution
         CPPUNIT_ASSERT(!C().ResolveKey(a)->valid);     // the old master key is no credential any more
+    }
+
+    void testAccountOfAdminFollowsConversion() {
+        const Uint256 a = RandomKeyHash();
+        const Address20 admin = RandomAddress();
+        CPPUNIT_ASSERT(C().NewAccount(a, admin).ok());
+        CPPUNIT_ASSERT(*C().AccountOfAdmin(admin) == a);
+        CPPUNIT_ASSERT(C().AccountOfAdmin(RandomAddress())->IsZero());
+        const Address20 new_admin = RandomAddress();
+        CPPUNIT_ASSERT(C().ConvertToChainSecuredAccount(a, new_admin).ok());
+        CPPUNIT_ASSERT(*C().AccountOfAdmin(new_admin) == a);
+        CPPUNIT_ASSERT(C().AccountOfAdmin(admin)->IsZero());
+    }
+
+    // A chain that mines on demand keeps an old block.timestamp: the contract alone would still
+    // call the key live, the client's own clock does not.
+    void testExpiryUsesTheWorkerClockToo() {
+        const Uint256 a = NewAccount();
+        Permissions p;
+        p.can_create_groups = true;
+        const auto wall = static_cast<std::uint64_t>(std::time(nullptr));
+        if (LatestBlockTime() > wall + 1) {
+            std::puts("testExpiryUsesTheWorkerClockToo: the chain's time is ahead of the wall clock, nothing to show");
+            return;
+        }
+        const Uint256 k = NewKey(a, p, wall + 2);
+        CPPUNIT_ASSERT(C().ResolveKey(k)->valid);
+        std::this_thread::sleep_for(3s);
+        // No block mined since: the contract's own view still calls the key live...
+        CPPUNIT_ASSERT(LatestBlockTime() < wall + 2);
+        CPPUNIT_ASSERT(C().KeyHasScope(k, Scope::CreateGroups, 0).value());
+        // ...the client's clock does not.
+        CPPUNIT_ASSERT(!C().ResolveKey(k)->valid);
     }
 
     void testDirectWriteVisibleWithinFiveSeconds() {

@@ -39,23 +39,23 @@ describe('AccountConfig groups, PKPs and actions', () => {
     const other = await chain.managedAccount();
     const w = ethers.Wallet.createRandom().address;
     const path = randomUint();
-    await reverts(chain.payer.registerWalletDerivation(acct.hash, acct.hash, w, 0n, '', ''), 'ZeroPath');
-    await reverts(chain.payer.registerWalletDerivation(acct.hash, acct.hash, ethers.ZeroAddress, path, '', ''), 'ZeroAddress');
-    await send(chain.payer.registerWalletDerivation(acct.hash, acct.hash, w, path, 'main', 'desc'));
-    await reverts(chain.payer.registerWalletDerivation(acct.hash, acct.hash, ethers.Wallet.createRandom().address, path, '', ''), 'PathTaken');
-    await reverts(chain.payer.registerWalletDerivation(other.hash, other.hash, ethers.Wallet.createRandom().address, path, '', ''), 'PathTaken');
-    await reverts(chain.payer.registerWalletDerivation(other.hash, other.hash, w, randomUint(), '', ''), 'WalletTaken');
-    await reverts(chain.payer.registerWalletDerivation(acct.hash, acct.hash, w, randomUint(), '', ''), 'WalletTaken');
+    await reverts(chain.payer.relayRegisterWalletDerivation(acct.hash, acct.hash, w, 0n, '', ''), 'ZeroPath');
+    await reverts(chain.payer.relayRegisterWalletDerivation(acct.hash, acct.hash, ethers.ZeroAddress, path, '', ''), 'ZeroAddress');
+    await send(chain.payer.relayRegisterWalletDerivation(acct.hash, acct.hash, w, path, 'main', 'desc'));
+    await reverts(chain.payer.relayRegisterWalletDerivation(acct.hash, acct.hash, ethers.Wallet.createRandom().address, path, '', ''), 'PathTaken');
+    await reverts(chain.payer.relayRegisterWalletDerivation(other.hash, other.hash, ethers.Wallet.createRandom().address, path, '', ''), 'PathTaken');
+    await reverts(chain.payer.relayRegisterWalletDerivation(other.hash, other.hash, w, randomUint(), '', ''), 'WalletTaken');
+    await reverts(chain.payer.relayRegisterWalletDerivation(acct.hash, acct.hash, w, randomUint(), '', ''), 'WalletTaken');
     assert.equal(await chain.deployer.pathAccount(path), acct.hash);
     const [owner, view] = await chain.deployer.getWallet(w);
     assert.deepEqual([owner, view.wallet, view.derivationPath, view.name, view.description], [acct.hash, w, path, 'main', 'desc']);
     // pkp:create is needed for a usage key.
     const k = newApiKey();
-    await send(chain.payer.setUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ createGroups: true })));
-    await reverts(chain.payer.registerWalletDerivation(acct.hash, k.hash, ethers.Wallet.createRandom().address, randomUint(), '', ''),
+    await send(chain.payer.relaySetUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ createGroups: true })));
+    await reverts(chain.payer.relayRegisterWalletDerivation(acct.hash, k.hash, ethers.Wallet.createRandom().address, randomUint(), '', ''),
       'MissingScope', [SCOPE.CREATE_PKPS, 0]);
-    await send(chain.payer.setUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ createPkps: true })));
-    await send(chain.payer.registerWalletDerivation(acct.hash, k.hash, ethers.Wallet.createRandom().address, randomUint(), '', ''));
+    await send(chain.payer.relaySetUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ createPkps: true })));
+    await send(chain.payer.relayRegisterWalletDerivation(acct.hash, k.hash, ethers.Wallet.createRandom().address, randomUint(), '', ''));
     assert.equal(await chain.deployer.walletCount(acct.hash), 2n);
   });
 
@@ -115,7 +115,7 @@ describe('AccountConfig groups, PKPs and actions', () => {
     const mine = await chain.pkp(acct.hash);
     await send(chain.payer.addGroup(acct.hash, acct.hash, 'mine', '', [mine], [a]));
     const k = newApiKey();
-    await send(chain.payer.setUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ execute: [0] })));
+    await send(chain.payer.relaySetUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ execute: [0] })));
     assert.equal(await chain.deployer.canExecute(acct.hash, a, foreign), false);
     assert.equal(await chain.deployer.canExecute(k.hash, a, foreign), false);
     assert.equal(await chain.deployer.canExecute(k.hash, a, mine), true);
@@ -131,7 +131,7 @@ describe('AccountConfig groups, PKPs and actions', () => {
     const gB = await group(acct, [], []);
     const key = async (fields) => {
       const k = newApiKey();
-      await send(chain.payer.setUsageApiKey(h, h, k.hash, ...perms(fields)));
+      await send(chain.payer.relaySetUsageApiKey(h, h, k.hash, ...perms(fields)));
       return k.hash;
     };
     const onA = await key({ execute: [gA] });
@@ -161,7 +161,7 @@ describe('AccountConfig groups, PKPs and actions', () => {
     const gB = await group(acct, [p1], [a]);
     const only = async (fields) => {
       const k = newApiKey();
-      await send(chain.payer.setUsageApiKey(h, h, k.hash, ...perms(fields)));
+      await send(chain.payer.relaySetUsageApiKey(h, h, k.hash, ...perms(fields)));
       return k.hash;
     };
     // execute
@@ -223,7 +223,7 @@ describe('AccountConfig groups, PKPs and actions', () => {
     const g = await group(acct, [p1], [cid('u1')]);
     const key = async (fields) => {
       const k = newApiKey();
-      await send(chain.payer.setUsageApiKey(h, h, k.hash, ...perms(fields)));
+      await send(chain.payer.relaySetUsageApiKey(h, h, k.hash, ...perms(fields)));
       return k.hash;
     };
     const adder = await key({ addPkp: [g] });
@@ -244,13 +244,13 @@ describe('AccountConfig groups, PKPs and actions', () => {
     const h = acct.hash;
     const a = cid('QmStandalone');
     const k = newApiKey();
-    await send(chain.payer.setUsageApiKey(h, h, k.hash, ...perms({ execute: [0] })));
+    await send(chain.payer.relaySetUsageApiKey(h, h, k.hash, ...perms({ execute: [0] })));
     await reverts(chain.payer.addAction(h, k.hash, a, 'n', 'd'), 'MissingScope', [SCOPE.MANAGE_ACTIONS, 0]);
     await send(chain.payer.addAction(h, h, a, 'n', 'd'));
     await reverts(chain.payer.addAction(h, h, a, 'n', 'd'), 'ActionExists');
     await reverts(chain.payer.addAction(h, h, ethers.ZeroHash, 'n', 'd'), 'ZeroCid');
     const m = newApiKey();
-    await send(chain.payer.setUsageApiKey(h, h, m.hash, ...perms({ manage: [5] })));
+    await send(chain.payer.relaySetUsageApiKey(h, h, m.hash, ...perms({ manage: [5] })));
     await send(chain.payer.updateActionMetadata(h, m.hash, a, 'n2', 'd2'));
     await reverts(chain.payer.updateActionMetadata(h, k.hash, a, 'n3', 'd3'), 'MissingScope');
     await reverts(chain.payer.updateActionMetadata(h, h, cid('nope'), 'n', 'd'), 'UnknownAction');

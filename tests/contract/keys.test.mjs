@@ -11,7 +11,7 @@ describe('AccountConfig usage keys', () => {
   it('stores a usage key and shows its metadata and permissions', async () => {
     const acct = await chain.managedAccount();
     const k = newApiKey();
-    const receipt = await send(chain.payer.setUsageApiKey(acct.hash, acct.hash, k.hash,
+    const receipt = await send(chain.payer.relaySetUsageApiKey(acct.hash, acct.hash, k.hash,
       ...perms({ expiration: 0, balance: 5, name: 'ci', description: 'runner', createPkps: true, manage: [3], addPkp: [4], removePkp: [5], execute: [0] })));
     const ev = chain.deployer.interface.parseLog(receipt.logs[0]);
     assert.equal(ev.name, 'UsageKeySet');
@@ -30,7 +30,7 @@ describe('AccountConfig usage keys', () => {
     assert.equal(await chain.deployer.keyHasScope(k.hash, SCOPE.ADD_PKP, 3), false);
     assert.equal(await chain.deployer.keyHasScope(acct.hash, SCOPE.DELETE_GROUPS, 0), true);
     // Replacing drops what is no longer granted.
-    await send(chain.payer.setUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ execute: [7] })));
+    await send(chain.payer.relaySetUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ execute: [7] })));
     const w = await chain.deployer.getUsageKey(acct.hash, k.hash);
     assert.equal(w.canCreatePkps, false);
     assert.deepEqual([[...w.manageIpfsIdsInGroups], [...w.executeInGroups]], [[], [7n]]);
@@ -41,16 +41,16 @@ describe('AccountConfig usage keys', () => {
     const acct = await chain.managedAccount();
     const k = newApiKey();
     const all = perms({ createGroups: true, deleteGroups: true, createPkps: true, manage: [0], addPkp: [0], removePkp: [0], execute: [0] });
-    await send(chain.payer.setUsageApiKey(acct.hash, acct.hash, k.hash, ...all));
+    await send(chain.payer.relaySetUsageApiKey(acct.hash, acct.hash, k.hash, ...all));
     const other = newApiKey();
-    await send(chain.payer.setUsageApiKey(acct.hash, acct.hash, other.hash, ...perms()));
-    await reverts(chain.payer.setUsageApiKey(acct.hash, k.hash, newApiKey().hash, ...all), 'OwnerOnly');
-    await reverts(chain.payer.setUsageApiKey(acct.hash, k.hash, other.hash, ...all), 'OwnerOnly');
+    await send(chain.payer.relaySetUsageApiKey(acct.hash, acct.hash, other.hash, ...perms()));
+    await reverts(chain.payer.relaySetUsageApiKey(acct.hash, k.hash, newApiKey().hash, ...all), 'OwnerOnly');
+    await reverts(chain.payer.relaySetUsageApiKey(acct.hash, k.hash, other.hash, ...all), 'OwnerOnly');
     await reverts(chain.payer.updateUsageApiKeyMetadata(acct.hash, k.hash, other.hash, 'x', 'y'), 'OwnerOnly');
     await reverts(chain.payer.removeUsageApiKey(acct.hash, k.hash, other.hash), 'OwnerOnly');
     await reverts(chain.payer.removeUsageApiKey(acct.hash, k.hash, k.hash), 'OwnerOnly');
     // ... and cannot transfer ownership (not relayable at all) or convert through the relay's key check.
-    await reverts(chain.payer.transferOwnership(acct.hash, chain.payerWallet.address), 'OwnerOnly');
+    await reverts(chain.payer.transferOwnership(chain.payerWallet.address), 'OwnerOnly');
     // The owner can; the metadata update keeps permissions.
     await send(chain.payer.updateUsageApiKeyMetadata(acct.hash, acct.hash, other.hash, 'renamed', 'd'));
     assert.equal((await chain.deployer.getUsageKey(acct.hash, other.hash)).name, 'renamed');
@@ -61,14 +61,14 @@ describe('AccountConfig usage keys', () => {
   it('never lets a usage key raise its own scopes', async () => {
     const acct = await chain.managedAccount();
     const k = newApiKey();
-    await send(chain.payer.setUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ execute: [1] })));
-    await reverts(chain.payer.setUsageApiKey(acct.hash, k.hash, k.hash, ...perms({ execute: [0], createGroups: true })), 'OwnerOnly');
+    await send(chain.payer.relaySetUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ execute: [1] })));
+    await reverts(chain.payer.relaySetUsageApiKey(acct.hash, k.hash, k.hash, ...perms({ execute: [0], createGroups: true })), 'OwnerOnly');
     const v = await chain.deployer.getUsageKey(acct.hash, k.hash);
     assert.deepEqual([[...v.executeInGroups], v.canCreateGroups], [[1n], false]);
     // A key of another account cannot act here either.
     const acct2 = await chain.managedAccount();
     const k2 = newApiKey();
-    await send(chain.payer.setUsageApiKey(acct2.hash, acct2.hash, k2.hash, ...perms({ createGroups: true })));
+    await send(chain.payer.relaySetUsageApiKey(acct2.hash, acct2.hash, k2.hash, ...perms({ createGroups: true })));
     await reverts(chain.payer.addGroup(acct.hash, k2.hash, 'g', '', [], []), 'NotAuthorized');
     await reverts(chain.payer.addGroup(acct.hash, acct2.hash, 'g', '', [], []), 'NotAuthorized');
     await reverts(chain.payer.addGroup(acct.hash, 0, 'g', '', [], []), 'NotAuthorized');
@@ -81,7 +81,7 @@ describe('AccountConfig usage keys', () => {
     await send(chain.payer.addGroup(acct.hash, acct.hash, 'g', '', [pkp], [action]));
     const k = newApiKey();
     const expiration = (await chain.now()) + 3600;
-    await send(chain.payer.setUsageApiKey(acct.hash, acct.hash, k.hash,
+    await send(chain.payer.relaySetUsageApiKey(acct.hash, acct.hash, k.hash,
       ...perms({ expiration, createGroups: true, createPkps: true, manage: [0], execute: [0] })));
     assert.equal(await chain.deployer.canExecute(k.hash, action, pkp), true);
     await send(chain.payer.addGroup(acct.hash, k.hash, 'live', '', [], []));
@@ -91,17 +91,17 @@ describe('AccountConfig usage keys', () => {
     assert.equal(await chain.deployer.keyHasScope(k.hash, SCOPE.CREATE_GROUPS, 0), false);
     await reverts(chain.payer.addGroup(acct.hash, k.hash, 'late', '', [], []), 'KeyExpired');
     await reverts(chain.payer.addActionToGroup(acct.hash, k.hash, 1, cid('late')), 'KeyExpired');
-    await reverts(chain.payer.registerWalletDerivation(acct.hash, k.hash, chain.payerWallet.address, 99n, '', ''), 'KeyExpired');
+    await reverts(chain.payer.relayRegisterWalletDerivation(acct.hash, k.hash, chain.payerWallet.address, 99n, '', ''), 'KeyExpired');
     await reverts(chain.payer.addAction(acct.hash, k.hash, cid('late'), '', ''), 'KeyExpired');
     // Renewal by the owner brings it back.
-    await send(chain.payer.setUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ expiration: 0, execute: [0] })));
+    await send(chain.payer.relaySetUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ expiration: 0, execute: [0] })));
     assert.equal(await chain.deployer.canExecute(k.hash, action, pkp), true);
   });
 
   it('refuses a revoked key', async () => {
     const acct = await chain.managedAccount();
     const k = newApiKey();
-    await send(chain.payer.setUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ createGroups: true })));
+    await send(chain.payer.relaySetUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ createGroups: true })));
     await send(chain.payer.removeUsageApiKey(acct.hash, acct.hash, k.hash));
     assert.deepEqual([...(await chain.deployer.resolveKey(k.hash))], [acct.hash, false, false]);
     await reverts(chain.payer.addGroup(acct.hash, k.hash, 'g', '', [], []), 'NotAuthorized');
@@ -114,7 +114,7 @@ describe('AccountConfig usage keys', () => {
     for (let i = 0; i < 5; i++) {
       const k = newApiKey();
       keys.push(k.hash);
-      await send(chain.payer.setUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ name: `k${i}` })));
+      await send(chain.payer.relaySetUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ name: `k${i}` })));
     }
     const page0 = await chain.deployer.listUsageKeys(acct.hash, 0, 2);
     const page2 = await chain.deployer.listUsageKeys(acct.hash, 4, 2);
@@ -135,10 +135,10 @@ describe('AccountConfig usage keys', () => {
   it('bounds names, descriptions and list lengths', async () => {
     const acct = await chain.managedAccount();
     const h = acct.hash;
-    await reverts(chain.payer.setUsageApiKey(h, h, newApiKey().hash, ...perms({ name: 'n'.repeat(257) })), 'NameTooLong');
-    await reverts(chain.payer.setUsageApiKey(h, h, newApiKey().hash, ...perms({ description: 'd'.repeat(4097) })), 'DescriptionTooLong');
-    await reverts(chain.payer.setUsageApiKey(h, h, newApiKey().hash, ...perms({ execute: Array(101).fill(1) })), 'TooMany');
-    await reverts(chain.payer.setUsageApiKey(h, h, 0n, ...perms()), 'ZeroKeyHash');
-    await send(chain.payer.setUsageApiKey(h, h, newApiKey().hash, ...perms({ name: 'n'.repeat(256), execute: Array(100).fill(1) })));
+    await reverts(chain.payer.relaySetUsageApiKey(h, h, newApiKey().hash, ...perms({ name: 'n'.repeat(257) })), 'NameTooLong');
+    await reverts(chain.payer.relaySetUsageApiKey(h, h, newApiKey().hash, ...perms({ description: 'd'.repeat(4097) })), 'DescriptionTooLong');
+    await reverts(chain.payer.relaySetUsageApiKey(h, h, newApiKey().hash, ...perms({ execute: Array(101).fill(1) })), 'TooMany');
+    await reverts(chain.payer.relaySetUsageApiKey(h, h, 0n, ...perms()), 'ZeroKeyHash');
+    await send(chain.payer.relaySetUsageApiKey(h, h, newApiKey().hash, ...perms({ name: 'n'.repeat(256), execute: Array(100).fill(1) })));
   });
 });

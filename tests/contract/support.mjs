@@ -69,7 +69,7 @@ export async function setupChain() {
     /// Registers a PKP wallet to accountHash (through the payer with the owner key); returns its address.
     async pkp(accountHash, via = chain.payer) {
       const address = ethers.Wallet.createRandom().address;
-      await send(via.registerWalletDerivation(accountHash, accountHash, address, randomUint(), 'pkp', ''));
+      await send(via.relayRegisterWalletDerivation(accountHash, accountHash, address, randomUint(), 'pkp', ''));
       return address;
     },
     async stop() {
@@ -120,7 +120,8 @@ export async function reverts(txPromise, name, args) {
   if (args) assert.deepEqual([...revert.args].map(String), args.map(String));
 }
 
-/// Arguments for setUsageApiKey after (accountHash, callerKeyHash, usageKeyHash).
+/// Arguments for setUsageApiKey after (adminHash, usageKeyHash), or relaySetUsageApiKey after
+/// (accountHash, callerKeyHash, usageKeyHash).
 export function perms({
   expiration = 0, balance = 0, name = 'key', description = '', createGroups = false, deleteGroups = false,
   createPkps = false, manage = [], addPkp = [], removePkp = [], execute = [],

@@ -188,6 +188,13 @@ private:
         KeydClient* keyd = m_service.Keyd();
         if (keyd == nullptr) return MakeError(ErrorKind::Unavailable, "keyd_unavailable", "no key service configured");
         SIGIL_TRY(keys, keyd->GetPkpKeys(common::PkpRef{m_caller.account_hash.Word(), wallet->second.derivation_path.Word()}));
+        // A registered address that is not the one derived for (account, path) is a foreign key
+        // advertised as this PKP: never sign or decrypt "for" it (DESIGN.md section 3).
+        auto derived = common::PrivateKey::FromBytes(keys->signing_key.view());
+        if (!derived.ok() || derived->Address() != *pkp) {
+            return MakeError(ErrorKind::Forbidden, "pkp_key_mismatch",
+                             "PKP " + common::HexEncode(*pkp, true) + " is not the address derived for its account and path");
+        }
         return &m_keys.emplace(*pkp, std::move(keys).value()).first->second;
     }
 

@@ -12,6 +12,7 @@ void AddApiRoutes(Router& router, Service& service, ActionRunner* runner) {
     AddGroupRoutes(router, service);
     AddActionRoutes(router, service);
     AddConfigRoutes(router, service);
+    AddChainSecuredRoutes(router, service);
     AddRunRoutes(router, service, runner);
 }
 

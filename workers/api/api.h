@@ -21,6 +21,8 @@ void AddWalletRoutes(Router& router, Service& service);   // api_wallets.cpp: PK
 void AddGroupRoutes(Router& router, Service& service);    // api_groups.cpp: groups
 void AddActionRoutes(Router& router, Service& service);   // api_actions.cpp: actions and CIDs
 void AddConfigRoutes(Router& router, Service& service);   // api_config.cpp: public configuration, OpenAPI
+// chain_secured.cpp: the EIP-712 signature endpoints and the conversion to ChainSecured mode.
+void AddChainSecuredRoutes(Router& router, Service& service);
 // api_run.cpp: POST sigil_action and GET get_action_client_config.
 void AddRunRoutes(Router& router, Service& service, ActionRunner* runner);
 

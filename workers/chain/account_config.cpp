@@ -1,6 +1,7 @@
 #include "workers/chain/account_config.h"
 
 #include <algorithm>
+#include <ctime>
 #include <limits>
 #include <unordered_map>
 
@@ -53,6 +54,7 @@ const ContractError kContractErrors[] = {
     {"AlreadyInGroup()", ErrorKind::Conflict, "the item is already in the group"},
     {"ActionExists()", ErrorKind::Conflict, "the action is already registered"},
     {"PayerExists()", ErrorKind::Conflict, "the payer is already registered"},
+    {"NothingToChange()", ErrorKind::Conflict, "the write would change nothing"},
     {"ZeroKeyHash()", ErrorKind::InvalidInput, "the key hash must not be zero"},
     {"ZeroPath()", ErrorKind::InvalidInput, "the derivation path must not be zero"},
     {"ZeroAddress()", ErrorKind::InvalidInput, "the address must not be zero"},
@@ -184,9 +186,10 @@ common::Result<ActionRecord> ToAction(const AbiValue& t) {
 }
 
 template <typename T, typename F>
-common::Result<std::vector<T>> MapList(const AbiValue& array, F convert) {
+common::Result<std::vector<T>> MapList(const common::Result<AbiValue>& array, F convert) {
+    if (!array.ok()) return array.error();
     std::vector<T> out;
-    for (const auto& item : array.items) {
+    for (const auto& item : array->items) {
         SIGIL_TRY(r, convert(item));
         out.push_back(std::move(r).value());
     }
@@ -271,7 +274,15 @@ common::Result<Receipt> AccountConfigClient::Write(std::string_view signature, s
 
 common::Result<KeyInfo> AccountConfigClient::ResolveKey(const Uint256& key_hash) {
     SIGIL_TRY(v, Read("resolveKey(uint256)", "uint256,bool,bool", {U(key_hash)}, /*fresh=*/true));
-    return KeyInfo{(*v)[0].word, (*v)[1].boolean, (*v)[2].boolean};
+    KeyInfo info{(*v)[0].word, (*v)[1].boolean, (*v)[2].boolean};
+    if (info.valid && !info.is_owner) {
+        // The contract compares expiration with block.timestamp, which stands still on a chain that
+        // mines on demand: the worker's clock decides too (DESIGN.md section 3).
+        SIGIL_TRY(key, GetUsageKey(info.account_hash, key_hash));
+        const auto now = static_cast<std::uint64_t>(std::time(nullptr));
+        if (key->expiration != 0 && now >= key->expiration) info.valid = false;
+    }
+    return info;
 }
 
 common::Result<bool> AccountConfigClient::CanExecute(const Uint256& key_hash, const Hash32& cid_hash,
@@ -303,6 +314,11 @@ common::Result<AccountInfo> AccountConfigClient::GetAccount(const Uint256& accou
     return AccountInfo{(*v)[0].address, (*v)[1].boolean, (*v)[2].boolean};
 }
 
+common::Result<Uint256> AccountConfigClient::AccountOfAdmin(const Address20& admin) {
+    SIGIL_TRY(v, Read("adminAccount(address)", "uint256", {AbiValue::Address(admin)}, /*fresh=*/true));
+    return (*v)[0].word;
+}
+
 common::Result<UsageKeyRecord> AccountConfigClient::GetUsageKey(const Uint256& account_hash, const Uint256& key_hash,
                                                                  Freshness freshness) {
     SIGIL_TRY(v, Read("getUsageKey(uint256,uint256)", USAGE_KEY_TUPLE, {U(account_hash), U(key_hash)},
@@ -317,48 +333,45 @@ common::Result<GroupRecord> AccountConfigClient::GetGroup(const Uint256& account
     return ToGroup((*v)[0]);
 }
 
+common::Result<AbiValue> AccountConfigClient::ReadPage(std::string_view function, std::string_view item_tuple,
+                                                       std::vector<AbiValue> args, Page p) {
+    // Every paged view takes uint256 scope arguments, then (offset, size), and returns item_tuple[].
+    std::string signature(function);
+    signature += '(';
+    for (std::size_t i = 0; i < args.size(); ++i) signature += "uint256,";
+    signature += "uint256,uint256)";
+    args.push_back(Offset(p));
+    args.push_back(Size(p));
+    SIGIL_TRY(v, Read(signature, std::string(item_tuple) + "[]", std::move(args)));
+    return std::move((*v)[0]);
+}
+
 common::Result<std::vector<UsageKeyRecord>> AccountConfigClient::ListUsageKeys(const Uint256& account_hash, Page p) {
-    auto v = Read("listUsageKeys(uint256,uint256,uint256)", std::string(USAGE_KEY_TUPLE) + "[]",
-                  {U(account_hash), Offset(p), Size(p)});
-    if (!v.ok()) return v.error();
-    return MapList<UsageKeyRecord>((*v)[0], ToUsageKey);
+    return MapList<UsageKeyRecord>(ReadPage("listUsageKeys", USAGE_KEY_TUPLE, {U(account_hash)}, p), ToUsageKey);
 }
 
 common::Result<std::vector<GroupRecord>> AccountConfigClient::ListGroups(const Uint256& account_hash, Page p) {
-    auto v = Read("listGroups(uint256,uint256,uint256)", std::string(GROUP_TUPLE) + "[]",
-                  {U(account_hash), Offset(p), Size(p)});
-    if (!v.ok()) return v.error();
-    return MapList<GroupRecord>((*v)[0], ToGroup);
+    return MapList<GroupRecord>(ReadPage("listGroups", GROUP_TUPLE, {U(account_hash)}, p), ToGroup);
 }
 
 common::Result<std::vector<WalletRecord>> AccountConfigClient::ListWallets(const Uint256& account_hash, Page p) {
-    auto v = Read("listWallets(uint256,uint256,uint256)", std::string(WALLET_TUPLE) + "[]",
-                  {U(account_hash), Offset(p), Size(p)});
-    if (!v.ok()) return v.error();
-    return MapList<WalletRecord>((*v)[0], ToWallet);
+    return MapList<WalletRecord>(ReadPage("listWallets", WALLET_TUPLE, {U(account_hash)}, p), ToWallet);
 }
 
 common::Result<std::vector<WalletRecord>> AccountConfigClient::ListWalletsInGroup(const Uint256& account_hash,
                                                                                   std::uint64_t group_id, Page p) {
-    auto v = Read("listWalletsInGroup(uint256,uint256,uint256,uint256)", std::string(WALLET_TUPLE) + "[]",
-                  {U(account_hash), U64(group_id), Offset(p), Size(p)});
-    if (!v.ok()) return v.error();
-    return MapList<WalletRecord>((*v)[0], ToWallet);
+    return MapList<WalletRecord>(ReadPage("listWalletsInGroup", WALLET_TUPLE, {U(account_hash), U64(group_id)}, p),
+                                 ToWallet);
 }
 
 common::Result<std::vector<ActionRecord>> AccountConfigClient::ListActions(const Uint256& account_hash, Page p) {
-    auto v = Read("listActions(uint256,uint256,uint256)", std::string(ACTION_TUPLE) + "[]",
-                  {U(account_hash), Offset(p), Size(p)});
-    if (!v.ok()) return v.error();
-    return MapList<ActionRecord>((*v)[0], ToAction);
+    return MapList<ActionRecord>(ReadPage("listActions", ACTION_TUPLE, {U(account_hash)}, p), ToAction);
 }
 
 common::Result<std::vector<ActionRecord>> AccountConfigClient::ListActionsInGroup(const Uint256& account_hash,
                                                                                   std::uint64_t group_id, Page p) {
-    auto v = Read("listActionsInGroup(uint256,uint256,uint256,uint256)", std::string(ACTION_TUPLE) + "[]",
-                  {U(account_hash), U64(group_id), Offset(p), Size(p)});
-    if (!v.ok()) return v.error();
-    return MapList<ActionRecord>((*v)[0], ToAction);
+    return MapList<ActionRecord>(ReadPage("listActionsInGroup", ACTION_TUPLE, {U(account_hash), U64(group_id)}, p),
+                                 ToAction);
 }
 
 common::Result<std::vector<Address20>> AccountConfigClient::GetApiPayers() {
@@ -391,7 +404,7 @@ common::Status AccountConfigClient::SetUsageApiKey(const Uint256& account, const
                                                    const Uint256& key_hash, std::uint64_t expiration,
                                                    const Uint256& balance, const std::string& name,
                                                    const std::string& description, const Permissions& p) {
-    return Done(Write("setUsageApiKey(uint256,uint256,uint256,uint256,uint256,string,string,bool,bool,bool,"
+    return Done(Write("relaySetUsageApiKey(uint256,uint256,uint256,uint256,uint256,string,string,bool,bool,bool,"
                       "uint256[],uint256[],uint256[],uint256[])",
                       {U(account), U(caller), U(key_hash), U64(expiration), U(balance), Str(name), Str(description),
                        AbiValue::Bool(p.can_create_groups), AbiValue::Bool(p.can_delete_groups),
@@ -468,7 +481,7 @@ common::Status AccountConfigClient::RemovePkpFromGroup(const Uint256& account, c
 common::Status AccountConfigClient::RegisterWalletDerivation(const Uint256& account, const Uint256& caller,
                                                              const Address20& wallet, const Uint256& path,
                                                              const std::string& name, const std::string& description) {
-    return Done(Write("registerWalletDerivation(uint256,uint256,address,uint256,string,string)",
+    return Done(Write("relayRegisterWalletDerivation(uint256,uint256,address,uint256,string,string)",
                       {U(account), U(caller), AbiValue::Address(wallet), U(path), Str(name), Str(description)}));
 }
 

@@ -101,6 +101,9 @@ public:
     common::Result<std::pair<common::Uint256, WalletRecord>> GetWallet(const common::Address20& wallet);
     common::Result<bool> KeyHasScope(const common::Uint256& key_hash, Scope scope, std::uint64_t group_id);
     common::Result<AccountInfo> GetAccount(const common::Uint256& account_hash);
+    // The account `admin` administers (zero when none). Never cached: the signature flows ask right
+    // after a direct-path newChainSecuredAccount or an ownership change.
+    common::Result<common::Uint256> AccountOfAdmin(const common::Address20& admin);
     // Fresh: straight from the node, for a read whose result is written back (a stale cached
     // record would silently undo a change made meanwhile, e.g. directly on chain).
     enum class Freshness { Cached, Fresh };
@@ -120,6 +123,8 @@ public:
     common::Result<common::Address20> AdminPayer();
 
     // --- relayed writes (caller_key_hash: the key the HTTP caller used; the account hash = owner) ---
+    // SetUsageApiKey and RegisterWalletDerivation send the contract's relay* forms; the direct-path
+    // forms (the spec's parameter lists) are the admin wallet's and never sent by the worker.
     common::Status NewAccount(const common::Uint256& account_hash, const common::Address20& admin);
     common::Status SetUsageApiKey(const common::Uint256& account, const common::Uint256& caller,
                                   const common::Uint256& key_hash, std::uint64_t expiration,
@@ -164,6 +169,10 @@ private:
     common::Result<std::vector<common::AbiValue>> Read(std::string_view signature, std::string_view output_types,
                                                        std::vector<common::AbiValue> args, bool fresh = false);
     common::Result<Receipt> Write(std::string_view signature, std::vector<common::AbiValue> args);
+    // One paged view: `function`'s uint256 arguments `args`, then the page's (offset, size); answers
+    // the returned array of `item_tuple`.
+    common::Result<common::AbiValue> ReadPage(std::string_view function, std::string_view item_tuple,
+                                              std::vector<common::AbiValue> args, Page page);
 
     common::Address20 m_contract;
     CachedReader& m_reader;
