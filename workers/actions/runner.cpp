@@ -8,8 +8,6 @@
 #include <memory>
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "common/aes_gcm.h"
 #include "common/cid.h"
@@ -41,13 +39,6 @@ std::vector<std::string> SplitList(const std::string& text) {
         pos = comma + 1;
     }
     return out;
-}
-
-std::string ToJson(const rapidjson::Value& value) {
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-    value.Accept(writer);
-    return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 common::Error BadOp(const std::string& message) { return MakeError(ErrorKind::InvalidInput, "invalid_op", message); }
@@ -213,7 +204,7 @@ private:
             for (const char* field : {"domain", "types", "value"}) {
                 if (!args.HasMember(field) || !args[field].IsObject()) return BadOp(std::string(field) + " must be an object");
             }
-            auto digest = common::HashTypedDataJson(ToJson(args["domain"]), ToJson(args["types"]), ToJson(args["value"]));
+            auto digest = common::HashTypedDataJson(common::JsonSerialize(args["domain"]), common::JsonSerialize(args["types"]), common::JsonSerialize(args["value"]));
             if (!digest.ok()) return BadOp("typed data: " + digest.error().message);
             return common::JsonQuote(common::HexEncode(common::SignDigest(*key, *digest), true));
         }
@@ -425,7 +416,7 @@ Result<ActionRequest> ActionRunner::ParseRequest(const rapidjson::Document* body
         out.pkp = **parsed;
     }
     if (body->HasMember("js_params") && !(*body)["js_params"].IsNull()) {
-        out.params_json = ToJson((*body)["js_params"]);
+        out.params_json = common::JsonSerialize((*body)["js_params"]);
         if (out.params_json.size() > m_settings.max_js_params_bytes) {
             return MakeError(ErrorKind::TooLarge, "js_params_too_large",
                              "js_params is " + std::to_string(out.params_json.size()) + " bytes as JSON; the limit is " +

@@ -1,12 +1,9 @@
 #include "workers/api/system_routes.h"
 
-#include "common/json.h"
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <chrono>
 #include <thread>
 
+#include "common/json.h"
 #include "workers/api/schemas.h"
 
 namespace sigil::workers {
@@ -60,10 +57,7 @@ void AddSystemRoutes(Router& router, const SystemInfo& info) {
 void AddTestRoutes(Router& router) {
     router.Add({"POST", "/core/v1/test/echo", AuthRequirement::None, BodyKind::Json,
                 [](RequestContext& ctx) -> common::Result<HttpResponse> {
-                    rapidjson::StringBuffer buf;
-                    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-                    ctx.json->Accept(w);
-                    return JsonResponse(200, "{\"echo\":" + std::string(buf.GetString(), buf.GetSize()) + "}");
+                    return JsonResponse(200, "{\"echo\":" + common::JsonSerialize(*ctx.json) + "}");
                 },
                 "Echo a JSON body (test_routes only)", "test", R"({})", ""});
     router.Add({"GET", "/core/v1/test/sleep", AuthRequirement::None, BodyKind::None,
