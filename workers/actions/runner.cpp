@@ -251,6 +251,7 @@ private:
         limits.timeout_ms = m_settings.fetch_timeout_ms;
         limits.max_response_bytes = m_settings.fetch_max_response_bytes;
         limits.allowed_addresses = m_settings.fetch_allowed_addresses;
+        limits.refused_hosts = m_settings.public_hosts;
         SIGIL_TRY(response, workers::Fetch(request, limits));
         std::string headers = "{";
         for (std::size_t i = 0; i < response->headers.size(); ++i) {
@@ -321,6 +322,7 @@ Result<ActionSettings> ActionSettings::FromConfig(const common::Config& config) 
     s.fetch_timeout_ms = static_cast<int>(i("fetch_timeout_ms"));
     s.fetch_max_response_bytes = static_cast<std::size_t>(i("fetch_max_response_bytes"));
     s.fetch_allowed_addresses = SplitList(config.GetString("actions", "fetch_allowed_addresses"));
+    s.public_hosts = SplitList(config.GetString("worker", "public_hosts"));
     s.ipfs_gateways = SplitList(config.GetString("actions", "ipfs_gateways"));
     for (const auto& g : s.ipfs_gateways) {
         if (g.rfind("http://", 0) != 0 && g.rfind("https://", 0) != 0) {
@@ -457,6 +459,14 @@ void WriteCachedSource(const std::string& dir, const std::string& cid, const std
     if (std::rename(tmp.c_str(), (dir + "/" + cid).c_str()) != 0) std::remove(tmp.c_str());
 }
 
+// A gateway fetch's failure for the caller: the kind, never the message (it names the gateway).
+std::string GatewayFailure(const common::Error& error) {
+    if (error.code == "fetch_timeout") return "timed out";
+    if (error.code == "fetch_address_refused") return "redirected to an address that is not allowed";
+    if (error.code == "fetch_response_too_large") return "the code is larger than the code limit";
+    return "unreachable";
+}
+
 }  // namespace
 
 Result<CodeCache::Entry> ActionRunner::LoadByCid(const std::string& cid) {
@@ -469,34 +479,39 @@ Result<CodeCache::Entry> ActionRunner::LoadByCid(const std::string& cid) {
     if (m_settings.ipfs_gateways.empty()) {
         return MakeError(ErrorKind::Unavailable, "ipfs_unavailable", "no IPFS gateway is configured");
     }
+    // The caller learns which gateway failed and how, in our words; the details (URLs, hosts,
+    // addresses of the operator's gateways) go to the log only.
     std::string failures;
     bool mismatch = false;
-    for (const auto& gateway : m_settings.ipfs_gateways) {
+    for (std::size_t i = 0; i < m_settings.ipfs_gateways.size(); ++i) {
+        const std::string& gateway = m_settings.ipfs_gateways[i];
+        const std::string label = "gateway " + std::to_string(i + 1) + ": ";
         FetchLimits limits;
-        limits.allow_any_address = true;  // the operator's own gateways (the dev one is local)
+        limits.trusted_first_hop = true;  // the operator's own gateway (the dev one is local); redirects are not
+        limits.allowed_addresses = m_settings.fetch_allowed_addresses;
+        limits.refused_hosts = m_settings.public_hosts;
         limits.timeout_ms = m_settings.ipfs_timeout_ms;
         limits.max_response_bytes = m_settings.max_code_bytes;
         FetchRequest request;
         request.url = gateway + cid;
         auto response = workers::Fetch(request, limits);
+        std::string failure;
         if (!response.ok()) {
-            failures += (failures.empty() ? "" : "; ") + gateway + ": " + response.error().message;
-            continue;
-        }
-        if (response->status != 200) {
-            failures += (failures.empty() ? "" : "; ") + gateway + ": HTTP " + std::to_string(response->status);
-            continue;
-        }
-        if (common::ComputeCidV0(response->body) != cid) {
+            common::LogWarn("gateway " + gateway + " failed for " + cid + ": " + response.error().message);
+            failure = GatewayFailure(response.error());
+        } else if (response->status != 200) {
+            failure = "HTTP " + std::to_string(response->status);
+        } else if (common::ComputeCidV0(response->body) != cid) {
             mismatch = true;
-            failures += (failures.empty() ? "" : "; ") + gateway + ": the bytes do not hash to " + cid;
+            failure = "the bytes do not hash to " + cid;
             common::LogWarn("gateway " + gateway + " sent bytes that do not match " + cid);
-            continue;
+        } else {
+            WriteCachedSource(m_settings.code_cache_dir, cid, response->body);
+            CodeCache::Entry entry{std::move(response->body), false};
+            m_cache.Put(cid, entry);
+            return entry;
         }
-        WriteCachedSource(m_settings.code_cache_dir, cid, response->body);
-        CodeCache::Entry entry{std::move(response->body), false};
-        m_cache.Put(cid, entry);
-        return entry;
+        failures += (failures.empty() ? "" : "; ") + label + failure;
     }
     return MakeError(ErrorKind::Unavailable, mismatch ? "ipfs_cid_mismatch" : "ipfs_unavailable",
                      "could not fetch " + cid + " from any gateway (" + failures + ")");

@@ -2,6 +2,7 @@
 // and the limits every run is held to.
 #include <memory>
 
+#include "workers/actions/fetch_policy.h"
 #include "workers/actions/runner.h"
 #include "workers/api/api.h"
 #include "workers/api/schemas.h"
@@ -13,6 +14,13 @@ using common::ErrorKind;
 using common::MakeError;
 
 common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, RequestContext& ctx) {
+    // Loop protection: every fetch a worker makes carries the marker, so an action that reaches this
+    // service (by any name or address) cannot start another run, nor a chain of them.
+    if (ctx.request.Header("x-sigil-run")) {
+        return MakeError(ErrorKind::Forbidden, "run_from_action_refused",
+                         std::string("this request carries ") + RUN_MARKER_HEADER +
+                             ", so it comes from an action's fetch; actions may not run actions");
+    }
     if (runner == nullptr) {
         return MakeError(ErrorKind::Unavailable, "sandbox_unavailable", "this worker has no action sandbox");
     }
