@@ -22,12 +22,19 @@ using common::Uint256;
 
 std::string WordHex(const Uint256& v) { return common::HexEncode(v.Word(), true); }
 
-// A freshly drawn key: its text goes to the client once; only its keccak256 is kept on chain.
+// A freshly drawn key: its text goes to the client once (in the response body); only its
+// keccak256 is kept on chain. The worker's copy wipes itself.
 struct DrawnKey {
-    std::string text;  // base64 of the 32 secret bytes
+    common::SecretBytes text;  // base64 of the 32 secret bytes
     Uint256 hash;
-    ~DrawnKey() { common::Wipe(text.data(), text.size()); }
 };
+
+DrawnKey KeyFor(const common::SecretBytes& secret) {
+    std::string encoded = common::Base64Encode(secret.view());
+    DrawnKey drawn{common::SecretBytes(common::AsBytes(encoded)), ApiKeyHash(encoded)};
+    common::Wipe(encoded.data(), encoded.size());
+    return drawn;
+}
 
 // An account master key: S is also the owner wallet's private key, so S must be a valid scalar
 // (it is not with probability ~2^-128; drawing again keeps S uniform over the valid keys).
@@ -37,18 +44,11 @@ DrawnKey DrawAccountKey(common::Address20* wallet) {
         auto key = common::PrivateKey::FromBytes(s.view());
         if (!key.ok()) continue;
         *wallet = key->Address();
-        DrawnKey drawn{common::Base64Encode(s.view()), {}};
-        drawn.hash = ApiKeyHash(drawn.text);
-        return drawn;
+        return KeyFor(s);
     }
 }
 
-DrawnKey DrawUsageKey() {
-    common::SecretBytes s = common::RandomSecret(common::API_KEY_SECRET_SIZE);
-    DrawnKey drawn{common::Base64Encode(s.view()), {}};
-    drawn.hash = ApiKeyHash(drawn.text);
-    return drawn;
-}
+DrawnKey DrawUsageKey() { return KeyFor(common::RandomSecret(common::API_KEY_SECRET_SIZE)); }
 
 std::string IdArray(const std::vector<std::uint64_t>& ids) {
     std::string out = "[";
@@ -126,7 +126,7 @@ Result<HttpResponse> NewAccount(Service& service, RequestContext& ctx) {
     common::Address20 wallet{};
     const DrawnKey key = DrawAccountKey(&wallet);
     if (auto st = (*contract)->NewAccount(key.hash, wallet); !st.ok()) return st.error();
-    return JsonResponse(200, "{\"api_key\":" + common::JsonQuote(key.text) + ",\"wallet_address\":" +
+    return JsonResponse(200, "{\"api_key\":" + common::JsonQuote(key.text.text()) + ",\"wallet_address\":" +
                                  common::JsonQuote(common::HexEncode(wallet, true)) + "}");
 }
 
@@ -138,7 +138,7 @@ Result<HttpResponse> AccountExists(Service& service, RequestContext& ctx) {
         return key.error();
     }
     SIGIL_TRY(reader, service.Reader());
-    SIGIL_TRY(info, (*reader)->ResolveKey(ApiKeyHash(*key)));
+    SIGIL_TRY(info, (*reader)->ResolveKey(ApiKeyHash(key->text())));
     return JsonResponse(200, info->valid ? "true" : "false");
 }
 
@@ -156,7 +156,7 @@ Result<HttpResponse> AddUsageKey(Service& service, RequestContext& ctx) {
     auto st = (*contract)->SetUsageApiKey(caller.account_hash, caller.key_hash, key.hash, *expiration,
                                           Uint256::FromUint64(*balance), *name, *description, *permissions);
     if (!st.ok()) return st.error();
-    return JsonResponse(200, "{\"success\":true,\"usage_api_key\":" + common::JsonQuote(key.text) + "}");
+    return JsonResponse(200, "{\"success\":true,\"usage_api_key\":" + common::JsonQuote(key.text.text()) + "}");
 }
 
 Result<HttpResponse> UpdateUsageKey(Service& service, RequestContext& ctx) {
