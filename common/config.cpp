@@ -37,6 +37,8 @@ constexpr ConfigKey kSchema[] = {
      "largest request body a worker reads; larger bodies get a JSON 413"},
     {"worker", "dstack_socket", ConfigType::String, "", 0, 0,
      "dstack guest agent socket for /attestation and /info; empty = answer 503"},
+    {"worker", "public_hosts", ConfigType::String, "localhost, *.localhost, localhost.localdomain, ip6-localhost, ip6-loopback", 0, 0,
+     "comma-separated host names clients reach this service by (nginx server_name; *.name for a domain): an action's fetch to them is refused"},
     {"worker", "test_routes", ConfigType::Bool, "false", 0, 0,
      "add POST /core/v1/test/echo and GET /core/v1/test/sleep (integration tests only; never in production)"},
     {"chain", "rpc_url", ConfigType::String, "", 0, 0,

@@ -9,6 +9,7 @@
 #include <rapidjson/error/en.h>
 
 #include "common/hex.h"
+#include "common/json.h"
 #include "common/keccak.h"
 #include "common/secp256k1.h"
 
@@ -34,48 +35,10 @@ std::string Quote(std::string_view s) {
     return out;
 }
 
-std::string_view View(const Json& v) { return {v.GetString(), v.GetStringLength()}; }
-
 // JSON parsing ------------------------------------------------------------------------------
 
-// Depth of nested objects/arrays, scanned before parsing so a deep document is refused without
-// building it.
-bool NestingWithin(std::string_view text, int max_depth) {
-    int depth = 0;
-    bool in_string = false, escaped = false;
-    for (char c : text) {
-        if (in_string) {
-            if (escaped) escaped = false;
-            else if (c == '\\') escaped = true;
-            else if (c == '"') in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '{' || c == '[') {
-            if (++depth > max_depth) return false;
-        } else if (c == '}' || c == ']') {
-            --depth;
-        }
-    }
-    return true;
-}
-
-// Depth is bounded by NestingWithin, so the recursion is too.
-bool HasDuplicateKeys(const Json& v) {
-    if (v.IsArray()) {
-        for (const auto& e : v.GetArray()) {
-            if (HasDuplicateKeys(e)) return true;
-        }
-    } else if (v.IsObject()) {
-        std::set<std::string_view> seen;
-        for (const auto& m : v.GetObject()) {
-            if (!seen.insert(View(m.name)).second || HasDuplicateKeys(m.value)) return true;
-        }
-    }
-    return false;
-}
-
 Result<rapidjson::Document> ParseJson(std::string_view text, const char* what) {
-    if (!NestingWithin(text, EIP712_MAX_NESTING)) {
+    if (!JsonNestingWithin(text, EIP712_MAX_NESTING)) {
         return Bad(std::string(what) + " nests deeper than " + std::to_string(EIP712_MAX_NESTING) + " levels");
     }
     rapidjson::Document doc;
@@ -86,7 +49,7 @@ Result<rapidjson::Document> ParseJson(std::string_view text, const char* what) {
                          std::string(what) + " is not valid JSON: " + rapidjson::GetParseError_En(doc.GetParseError()) +
                              " at offset " + std::to_string(doc.GetErrorOffset()));
     }
-    if (HasDuplicateKeys(doc)) return Bad(std::string(what) + " has an object with a repeated key");
+    if (JsonHasDuplicateKeys(doc)) return Bad(std::string(what) + " has an object with a repeated key");
     return doc;
 }
 
@@ -186,7 +149,7 @@ Result<TypedDataTypes> ReadTypes(const Json& types) {
     }
     TypedDataTypes out;
     for (const auto& m : types.GetObject()) {
-        const std::string name(View(m.name));
+        const std::string name(JsonView(m.name));
         if (!IsIdentifier(name) || ReservedName(name)) return Bad("invalid struct name " + Quote(name));
         if (!m.value.IsArray()) return Bad("fields of struct " + Quote(name) + " must be an array");
         if (m.value.Size() > EIP712_MAX_FIELDS_PER_STRUCT) return Bad("struct " + Quote(name) + " has too many fields");
@@ -197,7 +160,7 @@ Result<TypedDataTypes> ReadTypes(const Json& types) {
                 !f["name"].IsString() || !f["type"].IsString()) {
                 return Bad("each field of struct " + Quote(name) + " must be {\"name\": string, \"type\": string}");
             }
-            TypedDataField field{std::string(View(f["name"])), std::string(View(f["type"]))};
+            TypedDataField field{std::string(JsonView(f["name"])), std::string(JsonView(f["type"]))};
             if (!IsIdentifier(field.name)) return Bad("invalid field name " + Quote(field.name) + " in " + Quote(name));
             if (!field_names.insert(field.name).second) {
                 return Bad("field " + Quote(field.name) + " repeated in struct " + Quote(name));
@@ -335,7 +298,7 @@ Result<Word> EncodeInteger(const Json& v, const Atom& atom, std::string_view typ
         std::uint64_t u = 0 - static_cast<std::uint64_t>(v.GetInt64());
         for (int i = 31; i >= 24; --i, u >>= 8) magnitude[i] = static_cast<std::uint8_t>(u & 0xff);
     } else if (v.IsString()) {
-        std::string_view s = View(v);
+        std::string_view s = JsonView(v);
         if (!s.empty() && s[0] == '-') {
             negative = true;
             s.remove_prefix(1);
@@ -345,9 +308,9 @@ Result<Word> EncodeInteger(const Json& v, const Atom& atom, std::string_view typ
         if (s.empty()) return Bad("empty number for " + Quote(type));
         for (char c : s) {
             const int d = hex ? HexDigit(c) : (c >= '0' && c <= '9' ? c - '0' : -1);
-            if (d < 0) return Bad("invalid number " + Quote(View(v)) + " for " + Quote(type));
+            if (d < 0) return Bad("invalid number " + Quote(JsonView(v)) + " for " + Quote(type));
             if (!MulAdd(magnitude, hex ? 16 : 10, static_cast<unsigned>(d))) {
-                return Bad("number " + Quote(View(v)) + " does not fit " + Quote(type));
+                return Bad("number " + Quote(JsonView(v)) + " does not fit " + Quote(type));
             }
         }
     } else if (v.IsNumber()) {
@@ -365,7 +328,7 @@ Result<Word> EncodeInteger(const Json& v, const Atom& atom, std::string_view typ
         fits = negative ? (bits < atom.size || (bits == atom.size && IsPowerOfTwo(magnitude)))
                         : bits < atom.size;
     }
-    if (!fits) return Bad("value " + (v.IsString() ? Quote(View(v)) : std::string("number")) + " is out of range for " + Quote(type));
+    if (!fits) return Bad("value " + (v.IsString() ? Quote(JsonView(v)) : std::string("number")) + " is out of range for " + Quote(type));
     if (negative) {
         for (auto& b : magnitude) b = static_cast<std::uint8_t>(~b);
         MulAdd(magnitude, 1, 1);  // ~x + 1; wraps for x = 0, which cannot happen here
@@ -385,27 +348,27 @@ Result<Word> EncodeAtom(const Json& v, const Atom& atom, std::string_view type) 
             return w;
         case AtomKind::Address: {
             if (!v.IsString()) return Bad("expected an address string");
-            auto a = ParseAddress(View(v));
-            if (!a) return Bad("invalid address " + Quote(View(v)) + ": " + a.error().message);
+            auto a = ParseAddress(JsonView(v));
+            if (!a) return Bad("invalid address " + Quote(JsonView(v)) + ": " + a.error().message);
             std::copy(a->begin(), a->end(), w.begin() + 12);
             return w;
         }
         case AtomKind::FixedBytes: {
             if (!v.IsString()) return Bad("expected a 0x hex string for " + Quote(type));
-            auto b = HexDecodeExact(View(v), atom.size, HexPrefix::Required);
+            auto b = HexDecodeExact(JsonView(v), atom.size, HexPrefix::Required);
             if (!b) return Bad("expected 0x + " + std::to_string(atom.size * 2) + " hex characters for " + Quote(type));
             std::copy(b->begin(), b->end(), w.begin());
             return w;
         }
         case AtomKind::Bytes: {
             if (!v.IsString()) return Bad("expected a 0x hex string for bytes");
-            auto b = HexDecode(View(v), HexPrefix::Required);
-            if (!b) return Bad("invalid hex " + Quote(View(v)) + " for bytes");
+            auto b = HexDecode(JsonView(v), HexPrefix::Required);
+            if (!b) return Bad("invalid hex " + Quote(JsonView(v)) + " for bytes");
             return Keccak256Hash(*b);
         }
         case AtomKind::String:
             if (!v.IsString()) return Bad("expected a string");
-            return Keccak256Hash(View(v));
+            return Keccak256Hash(JsonView(v));
         case AtomKind::None:
             break;
     }
@@ -423,7 +386,7 @@ public:
         if (!v.IsObject()) return Bad("value of struct " + Quote(name) + " must be an object");
         const auto& fields = it->second;
         for (const auto& m : v.GetObject()) {
-            const std::string_view key = View(m.name);
+            const std::string_view key = JsonView(m.name);
             if (std::none_of(fields.begin(), fields.end(), [&](const TypedDataField& f) { return f.name == key; })) {
                 return Bad("key " + Quote(key) + " is not a field of " + Quote(name));
             }
@@ -490,7 +453,7 @@ Result<TypedData> TypedData::Parse(std::string_view json) {
     const Json& root = *doc;
     if (!root.IsObject()) return Bad("typed data must be a JSON object");
     for (const auto& m : root.GetObject()) {
-        const std::string_view key = View(m.name);
+        const std::string_view key = JsonView(m.name);
         if (key != "types" && key != "primaryType" && key != "domain" && key != "message") {
             return Bad("unexpected top-level key " + Quote(key));
         }
@@ -506,7 +469,7 @@ Result<TypedData> TypedData::Parse(std::string_view json) {
     td.m_types = std::move(*types);
     SIGIL_TRY_STATUS(CheckTypeGraph(td.m_types));
     if (td.m_types.find(DOMAIN_TYPE) == td.m_types.end()) return Bad("\"types\" must define EIP712Domain");
-    td.m_primary_type = std::string(View(root["primaryType"]));
+    td.m_primary_type = std::string(JsonView(root["primaryType"]));
     if (td.m_primary_type == DOMAIN_TYPE) return Bad("primaryType must not be EIP712Domain");
     if (td.m_types.find(td.m_primary_type) == td.m_types.end()) {
         return Bad("primaryType " + Quote(td.m_primary_type) + " is not defined in \"types\"");
@@ -539,7 +502,7 @@ Result<TypedData> TypedData::FromParts(std::string_view domain_json, std::string
     if (!domain_obj.IsObject()) return Bad("domain must be an object");
     std::vector<TypedDataField> domain_fields;
     for (const auto& m : domain_obj.GetObject()) {
-        const std::string_view key = View(m.name);
+        const std::string_view key = JsonView(m.name);
         if (std::none_of(std::begin(DOMAIN_FIELDS), std::end(DOMAIN_FIELDS),
                          [&](const auto& f) { return f.first == key; })) {
             return Bad("invalid domain key " + Quote(key) +

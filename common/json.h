@@ -19,4 +19,15 @@ inline std::string_view JsonView(const rapidjson::Value& value) {
     return {value.GetString(), value.GetStringLength()};
 }
 
+// Whether no object or array in `text` nests deeper than `max_depth` levels. A scan of the text,
+// not a parse, so a deep document is refused before anything is built from it (and recursive code
+// over the parsed value is bounded). Text inside string literals is skipped; the text need not be
+// valid JSON (a parser still has to accept it afterwards).
+bool JsonNestingWithin(std::string_view text, int max_depth);
+
+// Whether some object inside `value` (at any depth) repeats a key. RapidJSON keeps duplicates,
+// and two readers of the same text may pick different ones. Recursive: bound the depth first
+// (JsonNestingWithin).
+bool JsonHasDuplicateKeys(const rapidjson::Value& value);
+
 }  // namespace sigil::common

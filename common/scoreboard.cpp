@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <utility>
 
 namespace sigil::common {
@@ -40,12 +39,6 @@ std::size_t SizeFor(std::uint32_t slots) {
 }
 
 }  // namespace
-
-std::int64_t MonotonicMs() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
 
 Scoreboard::Scoreboard(UniqueFd fd, void* map, std::size_t size) : m_fd(std::move(fd)), m_map(map), m_size(size) {}
 

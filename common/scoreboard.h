@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/clock.h"
 #include "common/handles.h"
 #include "common/result.h"
 
@@ -54,9 +55,6 @@ struct ScoreboardSummary {
     std::uint64_t connections_accepted = 0;  // FastCGI connections from nginx, same span
     std::uint32_t capacity = 0;         // number of slots
 };
-
-// CLOCK_MONOTONIC in milliseconds: shared by all processes on the machine, immune to clock steps.
-std::int64_t MonotonicMs();
 
 class Scoreboard {
 public:

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "common/bytes.h"
 
@@ -29,6 +30,9 @@ public:
     std::size_t size() const { return m_size; }
     bool empty() const { return m_size == 0; }
     ByteView view() const { return {m_data, m_size}; }
+    // The bytes as text, for secrets that are text (an API key, which is also the owner wallet's
+    // private key in base64). Read it in place; copying it into a std::string defeats the wipe.
+    std::string_view text() const { return {reinterpret_cast<const char*>(m_data), m_size}; }
 
     // Explicit copy, so duplicating a secret is always visible in the code.
     SecretBytes Clone() const { return SecretBytes(view()); }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
 #include "supervisor/children.h"
@@ -34,12 +35,6 @@ std::uint32_t SlotsFor(std::uint32_t workers) { return std::min<std::uint32_t>(w
 std::string StatusLine(const common::ScoreboardSummary& s, std::uint32_t wanted) {
     return "STATUS=" + std::to_string(s.total) + "/" + std::to_string(wanted) + " workers, " + std::to_string(s.busy) +
            " busy, " + std::to_string(s.requests_served) + " requests served";
-}
-
-std::string MonotonicUsec() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return std::to_string(static_cast<long long>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000);
 }
 
 class Master {
@@ -169,7 +164,7 @@ void Master::FillPool(std::int64_t now) {
 }
 
 void Master::Reload(std::int64_t now) {
-    SdNotify("RELOADING=1\nMONOTONIC_USEC=" + MonotonicUsec());
+    SdNotify("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(common::MonotonicUs()));
     auto next = LoadOptions(m_opt.config_path, m_self_exe);
     auto snapshot = next.ok() ? ConfigSnapshot(next->config_text) : common::Result<common::UniqueFd>(next.error());
     if (!snapshot.ok()) {

@@ -3,8 +3,10 @@
 // Also: sigil-worker --cid FILE prints the file's CIDv0 (as `ipfs add --cid-version=0` would),
 // which scripts/ipfs-add uses to fill the development gateway.
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstdio>
@@ -78,6 +80,14 @@ int main(int argc, char** argv) {
         return kExitUsage;
     }
     common::SetLogComponent("worker");
+    // An account's master key is its owner wallet's private key and passes through this process on
+    // every owner request: no core dump, and no ptrace or /proc/<pid>/mem by processes of the same
+    // uid (keyd does the same; the sandbox child sets it again after its exec).
+    const struct rlimit no_core {0, 0};
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 || setrlimit(RLIMIT_CORE, &no_core) != 0) {
+        common::LogError(std::string("cannot disable core dumps: ") + std::strerror(errno));
+        return 1;
+    }
     // Die with the supervisor: an orphaned worker would keep the listen socket open and serve
     // unsupervised. Set here because exec may clear a parent-death signal set before it.
     if (const auto parent = EnvNumber("SIGIL_SUPERVISOR_PID")) {

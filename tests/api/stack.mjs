@@ -7,6 +7,7 @@
 //   stack.url, stack.rpcUrl, stack.chainId, stack.contract, stack.home
 //   stack.gatewayDir: files named by their CID there are served by the dev gateway the workers use
 //   startStack({actions: ['max_fetch_count = 2']}) adds lines to the [actions] section
+//   startStack({ipfsGateways: [url, ...]}) replaces the dev gateway in ipfs_gateways (stack.gatewayUrl still serves)
 //   await stack.request(method, path, {key, bearer, body, rawBody, contentType, headers, query})
 //     -> {status, headers, json, text}   (path relative to /core/v1 unless it starts with '/core' or
 //                                         is '/health'; json is null when the body is not JSON)
@@ -112,7 +113,7 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 }
 
 /// Starts the stack. Options: workers (default 2).
-export async function startStack({ workers = 2, testRoutes = false, actions = [], chainOptions = [] } = {}) {
+export async function startStack({ workers = 2, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -184,7 +185,7 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
       '[chain]', `rpc_url = ${chain.rpc_url}`, `contract_address = ${chain.contract_address}`,
       `chain_id = ${chain.chain_id}`, ...chainOptions, '',
       '[keyd]', `socket_path = ${keydSocket}`, '',
-      '[actions]', `ipfs_gateways = http://127.0.0.1:${gatewayPort}/ipfs/`, ...actions, '',
+      '[actions]', `ipfs_gateways = ${(ipfsGateways ?? [`http://127.0.0.1:${gatewayPort}/ipfs/`]).join(', ')}`, ...actions, '',
     ].join('\n'));
     children.push(launch('supervisor', supervisorBin, ['-c', conf], join(logs, 'supervisor.log')));
 

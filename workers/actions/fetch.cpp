@@ -1,17 +1,16 @@
 #include "workers/actions/fetch.h"
 
-#include <arpa/inet.h>
 #include <curl/curl.h>
-#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
 
 #include "common/handles.h"
+#include "common/log.h"
 
 namespace sigil::workers {
 namespace {
@@ -20,13 +19,11 @@ using common::Error;
 using common::ErrorKind;
 using common::MakeError;
 
-constexpr std::size_t MAX_URL_BYTES = 64u << 10;
 constexpr std::size_t MAX_REQUEST_HEADER_BYTES = 64u << 10;
 constexpr std::size_t MAX_RESPONSE_HEADER_BYTES = 64u << 10;
 constexpr long MAX_CONNECT_TIMEOUT_MS = 5000;
 
 using CurlEasy = common::CHandle<CURL, curl_easy_cleanup>;
-using CurlUrl = common::CHandle<CURLU, curl_url_cleanup>;
 using CurlList = common::CHandle<curl_slist, curl_slist_free_all>;
 
 void InitCurlOnce() {
@@ -34,119 +31,13 @@ void InitCurlOnce() {
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-// ---- address classification ----
-
-bool InV4(std::uint32_t a, std::uint32_t net, int prefix) {
-    const std::uint32_t mask = prefix == 0 ? 0 : ~std::uint32_t{0} << (32 - prefix);
-    return (a & mask) == net;
-}
-
-bool IsPublicV4(std::uint32_t a) {  // host byte order
-    struct Net {
-        std::uint32_t net;
-        int prefix;
-    };
-    static constexpr Net NON_PUBLIC[] = {
-        {0x00000000, 8},   // "this network"
-        {0x0A000000, 8},   // private
-        {0x64400000, 10},  // carrier-grade NAT
-        {0x7F000000, 8},   // loopback
-        {0xA9FE0000, 16},  // link-local, cloud metadata (169.254.169.254)
-        {0xAC100000, 12},  // private
-        {0xC0000000, 24},  // IETF protocol assignments
-        {0xC0000200, 24},  // documentation TEST-NET-1
-        {0xC0A80000, 16},  // private
-        {0xC6120000, 15},  // benchmarking
-        {0xC6336400, 24},  // documentation TEST-NET-2
-        {0xCB007100, 24},  // documentation TEST-NET-3
-        {0xE0000000, 4},   // multicast
-        {0xF0000000, 4},   // reserved, limited broadcast
-    };
-    for (const Net& n : NON_PUBLIC) {
-        if (InV4(a, n.net, n.prefix)) return false;
-    }
-    return true;
-}
-
-std::uint32_t V4At(const unsigned char* p) {
-    return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | std::uint32_t{p[3]};
-}
-
-bool HasPrefix(const unsigned char* b, std::initializer_list<unsigned char> prefix) {
-    return std::equal(prefix.begin(), prefix.end(), b);
-}
-
-bool IsPublicV6(const unsigned char* b) {
-    static constexpr unsigned char ZERO[10] = {};
-    // ::ffff:a.b.c.d (mapped) reaches the IPv4 host; ::a.b.c.d (compatible, includes :: and ::1) is
-    // judged the same way so that no spelling of a private IPv4 address passes.
-    if (std::equal(ZERO, ZERO + 10, b)) {
-        const bool mapped = b[10] == 0xff && b[11] == 0xff;
-        const bool compatible = b[10] == 0 && b[11] == 0;
-        if (mapped || compatible) return IsPublicV4(V4At(b + 12));
-    }
-    if (HasPrefix(b, {0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0})) return IsPublicV4(V4At(b + 12));  // NAT64
-    if (HasPrefix(b, {0x00, 0x64, 0xff, 0x9b, 0x00, 0x01})) return false;  // local-use NAT64
-    if (HasPrefix(b, {0x20, 0x02})) return IsPublicV4(V4At(b + 2));          // 6to4
-    if (HasPrefix(b, {0x01, 0x00, 0, 0, 0, 0, 0, 0})) return false;          // discard-only
-    if (HasPrefix(b, {0x20, 0x01, 0x00, 0x00})) return false;                // Teredo
-    if (HasPrefix(b, {0x20, 0x01, 0x0d, 0xb8})) return false;                // documentation
-    if ((b[0] & 0xfe) == 0xfc) return false;                                 // unique local fc00::/7
-    if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return false;                 // link-local fe80::/10
-    if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) return false;                 // site-local fec0::/10
-    if (b[0] == 0xff) return false;                                          // multicast
-    return true;
-}
-
-// A connectable address reduced to one spelling: IPv4-mapped IPv6 becomes IPv4, so an allowed
-// 127.0.0.1 also matches a socket to ::ffff:127.0.0.1.
-struct CanonicalIp {
-    int family = AF_UNSPEC;
-    std::array<unsigned char, 16> bytes{};
-    bool operator==(const CanonicalIp&) const = default;
-};
-
-CanonicalIp Canonical(int family, const void* raw) {
-    CanonicalIp ip;
-    ip.family = family;
-    if (family == AF_INET) {
-        std::memcpy(ip.bytes.data(), raw, 4);
-        return ip;
-    }
-    const auto* b = static_cast<const unsigned char*>(raw);
-    static constexpr unsigned char MAPPED[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (std::equal(MAPPED, MAPPED + 12, b)) {
-        ip.family = AF_INET;
-        std::memcpy(ip.bytes.data(), b + 12, 4);
-    } else {
-        std::memcpy(ip.bytes.data(), b, 16);
-    }
-    return ip;
-}
-
-bool ParseIp(std::string_view text, CanonicalIp& out) {
-    if (text.size() >= INET6_ADDRSTRLEN) return false;
-    char buf[INET6_ADDRSTRLEN] = {};
-    std::memcpy(buf, text.data(), text.size());
-    unsigned char raw[16];
-    if (inet_pton(AF_INET, buf, raw) == 1) {
-        out = Canonical(AF_INET, raw);
-        return true;
-    }
-    if (inet_pton(AF_INET6, buf, raw) == 1) {
-        out = Canonical(AF_INET6, raw);
-        return true;
-    }
-    return false;
-}
-
 // ---- per-call state shared with libcurl's callbacks (which must never throw) ----
 
 struct CallState {
-    std::vector<CanonicalIp> allowed;
-    bool allow_any = false;
+    FetchPolicy policy;
+    bool check_addresses = true;  // false on the operator's own first hop (FetchLimits::trusted_first_hop)
     bool address_refused = false;
-    char refused_address[INET6_ADDRSTRLEN] = {};
+    std::string refused_address;  // "127.0.0.1, a loopback address"; assigned before the refusal, so no throw after it
 
     std::size_t max_body = 0;
     bool body_too_large = false;
@@ -162,20 +53,18 @@ struct CallState {
 extern "C" curl_socket_t OpenCheckedSocket(void* user, curlsocktype purpose, curl_sockaddr* address) {
     auto* state = static_cast<CallState*>(user);
     if (purpose != CURLSOCKTYPE_IPCXN) return CURL_SOCKET_BAD;
-    const sockaddr* sa = &address->addr;
-    bool allowed = state->allow_any || IsPublicAddress(sa);
-    if (!allowed && (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)) {
-        const void* raw = sa->sa_family == AF_INET
-                              ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(sa)->sin_addr)
-                              : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr);
-        const CanonicalIp ip = Canonical(sa->sa_family, raw);
-        allowed = std::find(state->allowed.begin(), state->allowed.end(), ip) != state->allowed.end();
-        if (!allowed) {
-            state->address_refused = true;
-            inet_ntop(sa->sa_family, raw, state->refused_address, sizeof state->refused_address);
+    const auto ip = IpAddressOf(&address->addr);
+    if (!ip) return CURL_SOCKET_BAD;
+    if (state->check_addresses && !AddressAllowed(*ip, state->policy)) {
+        state->address_refused = true;
+        try {
+            state->refused_address = ip->ToString() + ", which is not a public address (" +
+                                     AddressClassName(ClassifyAddress(*ip)) + ")";
+        } catch (...) {
+            state->out_of_memory = true;
         }
+        return CURL_SOCKET_BAD;
     }
-    if (!allowed) return CURL_SOCKET_BAD;
     // CLOEXEC: the worker forks sandbox children, which must never inherit a connection.
     return ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
@@ -250,53 +139,6 @@ std::string ToLower(std::string_view s) {
     return out;
 }
 
-struct ParsedUrl {
-    std::string url;   // libcurl's normalized spelling, which is what gets requested
-    std::string host;  // for messages
-};
-
-// Host part of `url` for messages, or "" when it does not parse.
-std::string HostOf(const char* url) {
-    CurlUrl u(curl_url());
-    if (!u || url == nullptr || curl_url_set(u.get(), CURLUPART_URL, url, 0) != CURLUE_OK) return "";
-    char* host = nullptr;
-    if (curl_url_get(u.get(), CURLUPART_HOST, &host, 0) != CURLUE_OK) return "";
-    std::string out(host);
-    curl_free(host);
-    return out;
-}
-
-common::Result<ParsedUrl> ParseFetchUrl(const std::string& url) {
-    if (url.size() > MAX_URL_BYTES) return BadRequest("fetch URL is longer than 64 KiB");
-    for (unsigned char c : url) {
-        if (c <= 0x20 || c == 0x7f) return BadRequest("fetch URL contains whitespace or control characters");
-    }
-    CurlUrl u(curl_url());
-    if (!u) return MakeError(ErrorKind::Internal, "curl_init_failed", "libcurl could not allocate a URL handle");
-    // CURLU_NON_SUPPORT_SCHEME so that an unknown scheme gets our clear message below.
-    if (curl_url_set(u.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
-        return BadRequest("fetch URL is not an absolute URL");
-    }
-    auto get = [&](CURLUPart part, std::string& out) {
-        char* s = nullptr;
-        const CURLUcode rc = curl_url_get(u.get(), part, &s, 0);
-        if (rc == CURLUE_OK) out = s;
-        curl_free(s);
-        return rc == CURLUE_OK;
-    };
-    ParsedUrl parsed;
-    std::string scheme, ignored;
-    if (!get(CURLUPART_SCHEME, scheme)) return BadRequest("fetch URL has no scheme");
-    scheme = ToLower(scheme);
-    if (scheme != "http" && scheme != "https") return BadRequest("fetch supports only http and https, not " + scheme);
-    if (!get(CURLUPART_HOST, parsed.host) || parsed.host.empty()) return BadRequest("fetch URL has no host");
-    if (get(CURLUPART_USER, ignored) || get(CURLUPART_PASSWORD, ignored) || get(CURLUPART_OPTIONS, ignored)) {
-        return BadRequest("fetch URL for " + parsed.host + " carries credentials; send an Authorization header");
-    }
-    if (!get(CURLUPART_URL, parsed.url)) return BadRequest("fetch URL for " + parsed.host + " is malformed");
-    return parsed;
-}
-
 bool IsTokenChar(unsigned char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
            std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
@@ -305,7 +147,7 @@ bool IsTokenChar(unsigned char c) {
 // Headers that frame the message or the connection belong to the worker, not to the action.
 bool IsWorkerOwnedHeader(const std::string& lower) {
     static constexpr const char* OWNED[] = {"host", "content-length", "transfer-encoding", "connection",
-                                            "keep-alive", "upgrade", "te", "trailer", "expect"};
+                                            "keep-alive", "upgrade", "te", "trailer", "expect", "x-sigil-run"};
     for (const char* o : OWNED) {
         if (lower == o) return true;
     }
@@ -348,6 +190,9 @@ common::Result<CurlList> BuildHeaderList(const HeaderList& headers, const std::s
         return MakeError(ErrorKind::Internal, "curl_init_failed", "libcurl could not allocate");
     }
     if (!append("Expect:")) return MakeError(ErrorKind::Internal, "curl_init_failed", "libcurl could not allocate");
+    if (!append(std::string(RUN_MARKER_HEADER) + ": 1")) {
+        return MakeError(ErrorKind::Internal, "curl_init_failed", "libcurl could not allocate");
+    }
     return list;
 }
 
@@ -366,11 +211,8 @@ common::Result<std::string> CheckMethod(const FetchRequest& request, const std::
 
 // ---- outcome ----
 
-Error MapFailure(CURLcode rc, const CallState& state, CURL* c, const std::string& first_host) {
-    char* effective = nullptr;
-    curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &effective);
-    std::string host = HostOf(effective);
-    if (host.empty()) host = first_host;
+// libcurl follows no redirect itself (Fetch does), so the failing request is always `host`'s.
+Error MapFailure(CURLcode rc, const CallState& state, const std::string& host) {
     if (state.body_too_large) {
         return MakeError(ErrorKind::TooLarge, "fetch_response_too_large",
                          "fetch from " + host + ": response body exceeds " + std::to_string(state.max_body) + " bytes");
@@ -387,8 +229,7 @@ Error MapFailure(CURLcode rc, const CallState& state, CURL* c, const std::string
     }
     if (rc == CURLE_COULDNT_CONNECT && state.address_refused) {
         return MakeError(ErrorKind::Forbidden, "fetch_address_refused",
-                         "fetch to " + host + " refused: it resolves to " + state.refused_address +
-                             ", which is not a public address");
+                         "fetch to " + host + " refused: it resolves to " + state.refused_address);
     }
     std::string why;
     switch (rc) {
@@ -400,7 +241,11 @@ Error MapFailure(CURLcode rc, const CallState& state, CURL* c, const std::string
         case CURLE_RECV_ERROR:
         case CURLE_SEND_ERROR:
         case CURLE_GOT_NOTHING: why = "connection closed or reset"; break;
-        default: why = curl_easy_strerror(rc); break;
+        default:
+            // libcurl's own text can name local paths and internals: the log gets it, the caller not.
+            common::LogWarn("fetch from " + host + " failed: " + curl_easy_strerror(rc));
+            why = "transfer error (code " + std::to_string(static_cast<int>(rc)) + ")";
+            break;
     }
     return MakeError(ErrorKind::Unavailable, "fetch_failed", "fetch from " + host + " failed: " + why);
 }
@@ -408,7 +253,7 @@ Error MapFailure(CURLcode rc, const CallState& state, CURL* c, const std::string
 // ---- one request of a redirect chain ----
 
 struct Hop {
-    ParsedUrl url;
+    FetchUrl url;
     std::string method;
     std::string body;
     HeaderList headers;
@@ -453,24 +298,9 @@ void SetMethod(CURL* c, const Hop& hop) {
     if (hop.method != "POST") curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, hop.method.c_str());
 }
 
-// scheme://host:port of a URL libcurl has already normalized, "" when it does not parse.
-std::string OriginOf(const std::string& url) {
-    CurlUrl u(curl_url());
-    if (!u || curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return "";
-    std::string origin;
-    for (CURLUPart part : {CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT}) {
-        char* s = nullptr;
-        if (curl_url_get(u.get(), part, &s, CURLU_DEFAULT_PORT) != CURLUE_OK) return "";
-        origin += s;
-        origin += '|';
-        curl_free(s);
-    }
-    return origin;
-}
-
 // fetch()'s redirect rules: 303 (except for HEAD), and 301/302 after a POST, continue as a GET
 // without the body and its headers; Authorization and Cookie stay with the origin they were for.
-common::Status FollowRedirect(Hop& hop, long status, ParsedUrl next) {
+common::Status FollowRedirect(Hop& hop, long status, FetchUrl next) {
     auto drop = [&](std::initializer_list<const char*> names) {
         std::erase_if(hop.headers, [&](const auto& header) {
             const std::string lower = ToLower(header.first);
@@ -483,7 +313,7 @@ common::Status FollowRedirect(Hop& hop, long status, ParsedUrl next) {
         hop.body.clear();
         drop({"content-type", "content-encoding", "content-language", "content-location"});
     }
-    if (OriginOf(next.url) != OriginOf(hop.url.url)) drop({"authorization", "cookie"});
+    if (next.Origin() != hop.url.Origin()) drop({"authorization", "cookie"});
     hop.url = std::move(next);
     SIGIL_TRY(list, BuildHeaderList(hop.headers, hop.url.host));
     hop.header_list = std::move(*list);
@@ -492,40 +322,14 @@ common::Status FollowRedirect(Hop& hop, long status, ParsedUrl next) {
 
 }  // namespace
 
-bool IsPublicAddress(const sockaddr* addr) {
-    if (addr == nullptr) return false;
-    if (addr->sa_family == AF_INET) {
-        const auto* in = reinterpret_cast<const sockaddr_in*>(addr);
-        return IsPublicV4(ntohl(in->sin_addr.s_addr));
-    }
-    if (addr->sa_family == AF_INET6) {
-        const auto* in6 = reinterpret_cast<const sockaddr_in6*>(addr);
-        return IsPublicV6(in6->sin6_addr.s6_addr);
-    }
-    return false;
-}
-
-bool IsPublicAddress(std::string_view text) {
-    CanonicalIp ip;
-    if (!ParseIp(text, ip)) return false;
-    // Canonical() turned ::ffff:a.b.c.d into IPv4, which judges it the same way.
-    return ip.family == AF_INET ? IsPublicV4(V4At(ip.bytes.data())) : IsPublicV6(ip.bytes.data());
-}
-
 common::Result<FetchResponse> Fetch(const FetchRequest& request, const FetchLimits& limits) {
     if (limits.timeout_ms <= 0 || limits.max_redirects < 0) {
         return MakeError(ErrorKind::Internal, "fetch_bad_limits", "fetch limits need a positive timeout");
     }
     CallState state;
-    state.allow_any = limits.allow_any_address;
     state.max_body = limits.max_response_bytes;
-    for (const auto& text : limits.allowed_addresses) {
-        CanonicalIp ip;
-        if (!ParseIp(text, ip)) {
-            return MakeError(ErrorKind::Internal, "fetch_bad_limits", "allowed fetch address is not an IP: " + text);
-        }
-        state.allowed.push_back(ip);
-    }
+    SIGIL_TRY(policy, MakeFetchPolicy(limits.allowed_addresses, limits.refused_hosts));
+    state.policy = std::move(*policy);
 
     SIGIL_TRY(url, ParseFetchUrl(request.url));
     SIGIL_TRY(method, CheckMethod(request, url->host));
@@ -550,7 +354,14 @@ common::Result<FetchResponse> Fetch(const FetchRequest& request, const FetchLimi
         const auto remaining =
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
         if (remaining <= 0) return MakeError(ErrorKind::Timeout, "fetch_timeout", "fetch from " + hop.url.host + " timed out");
-        curl_easy_setopt(c, CURLOPT_URL, hop.url.url.c_str());
+        // The operator's first hop is trusted; every other hop, redirects of that one included, meets
+        // the policy: here for names and IP literals, in OpenCheckedSocket for what DNS answered.
+        // A new connection for each hop after a trusted one, so none skips the socket check.
+        state.check_addresses = !(limits.trusted_first_hop && redirects == 0);
+        if (state.check_addresses) SIGIL_TRY_STATUS(CheckFetchHost(hop.url, state.policy));
+        curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, limits.trusted_first_hop && redirects > 0 ? 1L : 0L);
+        const std::string wire_url = hop.url.Serialize();
+        curl_easy_setopt(c, CURLOPT_URL, wire_url.c_str());
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(remaining));
         curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, std::min<long>(remaining, MAX_CONNECT_TIMEOUT_MS));
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hop.header_list.get());
@@ -559,7 +370,7 @@ common::Result<FetchResponse> Fetch(const FetchRequest& request, const FetchLimi
         state.address_refused = false;  // a refusal on an earlier hop must not label this hop's failure
 
         const CURLcode rc = curl_easy_perform(c);
-        if (rc != CURLE_OK) return MapFailure(rc, state, c, hop.url.host);
+        if (rc != CURLE_OK) return MapFailure(rc, state, hop.url.host);
 
         long status = 0;
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -569,7 +380,7 @@ common::Result<FetchResponse> Fetch(const FetchRequest& request, const FetchLimi
         if (!redirect || location == nullptr) {
             FetchResponse response;
             response.status = status;
-            response.url = hop.url.url;
+            response.url = hop.url.Serialize();
             response.status_text = std::move(state.status_text);
             response.headers = std::move(state.headers);
             response.body = std::move(state.body);

@@ -7,8 +7,6 @@
 // response is capped while it streams in (after content decoding, so a gzip bomb is cut off too).
 #pragma once
 
-#include <sys/socket.h>
-
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "workers/actions/fetch_policy.h"
 
 namespace sigil::workers {
 
@@ -38,7 +37,11 @@ struct FetchLimits {
     // Exact IPv4/IPv6 addresses reachable although not public: an operator's internal API, or
     // 127.0.0.1 in tests. An IPv4 entry also allows its IPv4-mapped IPv6 form.
     std::vector<std::string> allowed_addresses;
-    bool allow_any_address = false;             // operator-configured targets only (IPFS gateways)
+    // This service's own public names ("*.example.com" for a whole domain): refused before DNS.
+    std::vector<std::string> refused_hosts;
+    // The first URL is the operator's (an IPFS gateway; the development one is on loopback): its
+    // address is not checked. Every redirect still is, exactly as for an action's fetch.
+    bool trusted_first_hop = false;
 };
 
 struct FetchResponse {
@@ -49,7 +52,9 @@ struct FetchResponse {
     std::string body;          // decoded (Content-Encoding undone), at most max_response_bytes
 };
 
-// Performs `request` within `limits`. Any HTTP status (404, 500...) is a successful fetch.
+// Performs `request` within `limits` and the address policy of fetch_policy.h (the URL is parsed
+// there and sent in its Serialize() spelling). Any HTTP status (404, 500...) is a successful fetch.
+// Every request carries "X-Sigil-Run: 1" (RUN_MARKER_HEADER), which the run endpoint refuses.
 // Redirects (301 302 303 307 308 with a Location) are followed up to max_redirects, as fetch() does:
 // 303 (but HEAD), and 301/302 after POST, continue as GET without body or Content-* headers; 307/308
 // repeat method and body; Authorization and Cookie are dropped when the origin changes. One libcurl
@@ -58,28 +63,18 @@ struct FetchResponse {
 // Errors:
 //   InvalidInput "fetch_bad_request": scheme not http/https, malformed URL, credentials in the URL,
 //     method not allowed, header name not a token or value with CR/LF/NUL, a framing header the
-//     worker owns (Host, Content-Length, Transfer-Encoding, Connection, ...), a body on GET/HEAD,
+//     worker owns (Host, Content-Length, Transfer-Encoding, Connection, ..., X-Sigil-Run), a body on GET/HEAD,
 //     body above max_request_bytes, URL or request headers above 64 KiB.
-//   Forbidden "fetch_address_refused": a hop resolved only to addresses that are not public and
-//     not in allowed_addresses.
+//   Forbidden "fetch_address_refused": a hop's host is in refused_hosts, is an IP literal that is
+//     not public and not in allowed_addresses, or resolved only to such addresses.
 //   TooLarge "fetch_response_too_large": decoded body above max_response_bytes, or response headers
 //     (all hops together) above 64 KiB.
 //   Timeout "fetch_timeout": timeout_ms passed.
 //   Unavailable "fetch_failed": DNS failure, connection refused or reset, TLS failure, too many
-//     redirects, a redirect to another protocol; the message says which.
-//   Internal "fetch_bad_limits": an entry of allowed_addresses is not an IP address (operator error).
+//     redirects, a redirect to another protocol; the message says which in our words (libcurl's
+//     own text goes to the log only).
+//   Internal "fetch_bad_limits": an entry of allowed_addresses is not an IP address, or one of
+//     refused_hosts not a name (operator error).
 common::Result<FetchResponse> Fetch(const FetchRequest& request, const FetchLimits& limits);
-
-// True when `addr` (AF_INET or AF_INET6) is a globally reachable unicast address. False for:
-// IPv4 0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16,
-// 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4 (incl. 255.255.255.255); IPv6 ::, ::1,
-// 100::/64, 2001::/32 (Teredo), 2001:db8::/32, 64:ff9b:1::/48, fc00::/7, fe80::/10, fec0::/10,
-// ff00::/8; IPv6 forms that embed an IPv4 address (::ffff:a.b.c.d mapped, ::a.b.c.d compatible,
-// 64:ff9b::/96 NAT64, 2002::/16 6to4) are judged by that IPv4 address. Other families: false.
-bool IsPublicAddress(const sockaddr* addr);
-
-// The same for a textual address ("10.0.0.1", "::ffff:127.0.0.1"); false when `text` is not an
-// IPv4 or IPv6 address.
-bool IsPublicAddress(std::string_view text);
 
 }  // namespace sigil::workers

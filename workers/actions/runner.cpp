@@ -8,8 +8,6 @@
 #include <memory>
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "common/aes_gcm.h"
 #include "common/cid.h"
@@ -41,13 +39,6 @@ std::vector<std::string> SplitList(const std::string& text) {
         pos = comma + 1;
     }
     return out;
-}
-
-std::string ToJson(const rapidjson::Value& value) {
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-    value.Accept(writer);
-    return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 common::Error BadOp(const std::string& message) { return MakeError(ErrorKind::InvalidInput, "invalid_op", message); }
@@ -221,7 +212,7 @@ private:
             for (const char* field : {"domain", "types", "value"}) {
                 if (!args.HasMember(field) || !args[field].IsObject()) return BadOp(std::string(field) + " must be an object");
             }
-            auto digest = common::HashTypedDataJson(ToJson(args["domain"]), ToJson(args["types"]), ToJson(args["value"]));
+            auto digest = common::HashTypedDataJson(common::JsonSerialize(args["domain"]), common::JsonSerialize(args["types"]), common::JsonSerialize(args["value"]));
             if (!digest.ok()) return BadOp("typed data: " + digest.error().message);
             return common::JsonQuote(common::HexEncode(common::SignDigest(*key, *digest), true));
         }
@@ -268,6 +259,7 @@ private:
         limits.timeout_ms = m_settings.fetch_timeout_ms;
         limits.max_response_bytes = m_settings.fetch_max_response_bytes;
         limits.allowed_addresses = m_settings.fetch_allowed_addresses;
+        limits.refused_hosts = m_settings.public_hosts;
         SIGIL_TRY(response, workers::Fetch(request, limits));
         std::string headers = "{";
         for (std::size_t i = 0; i < response->headers.size(); ++i) {
@@ -338,6 +330,7 @@ Result<ActionSettings> ActionSettings::FromConfig(const common::Config& config) 
     s.fetch_timeout_ms = static_cast<int>(i("fetch_timeout_ms"));
     s.fetch_max_response_bytes = static_cast<std::size_t>(i("fetch_max_response_bytes"));
     s.fetch_allowed_addresses = SplitList(config.GetString("actions", "fetch_allowed_addresses"));
+    s.public_hosts = SplitList(config.GetString("worker", "public_hosts"));
     s.ipfs_gateways = SplitList(config.GetString("actions", "ipfs_gateways"));
     for (const auto& g : s.ipfs_gateways) {
         if (g.rfind("http://", 0) != 0 && g.rfind("https://", 0) != 0) {
@@ -433,7 +426,7 @@ Result<ActionRequest> ActionRunner::ParseRequest(const rapidjson::Document* body
         out.pkp = **parsed;
     }
     if (body->HasMember("js_params") && !(*body)["js_params"].IsNull()) {
-        out.params_json = ToJson((*body)["js_params"]);
+        out.params_json = common::JsonSerialize((*body)["js_params"]);
         if (out.params_json.size() > m_settings.max_js_params_bytes) {
             return MakeError(ErrorKind::TooLarge, "js_params_too_large",
                              "js_params is " + std::to_string(out.params_json.size()) + " bytes as JSON; the limit is " +
@@ -474,6 +467,14 @@ void WriteCachedSource(const std::string& dir, const std::string& cid, const std
     if (std::rename(tmp.c_str(), (dir + "/" + cid).c_str()) != 0) std::remove(tmp.c_str());
 }
 
+// A gateway fetch's failure for the caller: the kind, never the message (it names the gateway).
+std::string GatewayFailure(const common::Error& error) {
+    if (error.code == "fetch_timeout") return "timed out";
+    if (error.code == "fetch_address_refused") return "redirected to an address that is not allowed";
+    if (error.code == "fetch_response_too_large") return "the code is larger than the code limit";
+    return "unreachable";
+}
+
 }  // namespace
 
 Result<CodeCache::Entry> ActionRunner::LoadByCid(const std::string& cid) {
@@ -486,34 +487,39 @@ Result<CodeCache::Entry> ActionRunner::LoadByCid(const std::string& cid) {
     if (m_settings.ipfs_gateways.empty()) {
         return MakeError(ErrorKind::Unavailable, "ipfs_unavailable", "no IPFS gateway is configured");
     }
+    // The caller learns which gateway failed and how, in our words; the details (URLs, hosts,
+    // addresses of the operator's gateways) go to the log only.
     std::string failures;
     bool mismatch = false;
-    for (const auto& gateway : m_settings.ipfs_gateways) {
+    for (std::size_t i = 0; i < m_settings.ipfs_gateways.size(); ++i) {
+        const std::string& gateway = m_settings.ipfs_gateways[i];
+        const std::string label = "gateway " + std::to_string(i + 1) + ": ";
         FetchLimits limits;
-        limits.allow_any_address = true;  // the operator's own gateways (the dev one is local)
+        limits.trusted_first_hop = true;  // the operator's own gateway (the dev one is local); redirects are not
+        limits.allowed_addresses = m_settings.fetch_allowed_addresses;
+        limits.refused_hosts = m_settings.public_hosts;
         limits.timeout_ms = m_settings.ipfs_timeout_ms;
         limits.max_response_bytes = m_settings.max_code_bytes;
         FetchRequest request;
         request.url = gateway + cid;
         auto response = workers::Fetch(request, limits);
+        std::string failure;
         if (!response.ok()) {
-            failures += (failures.empty() ? "" : "; ") + gateway + ": " + response.error().message;
-            continue;
-        }
-        if (response->status != 200) {
-            failures += (failures.empty() ? "" : "; ") + gateway + ": HTTP " + std::to_string(response->status);
-            continue;
-        }
-        if (common::ComputeCidV0(response->body) != cid) {
+            common::LogWarn("gateway " + gateway + " failed for " + cid + ": " + response.error().message);
+            failure = GatewayFailure(response.error());
+        } else if (response->status != 200) {
+            failure = "HTTP " + std::to_string(response->status);
+        } else if (common::ComputeCidV0(response->body) != cid) {
             mismatch = true;
-            failures += (failures.empty() ? "" : "; ") + gateway + ": the bytes do not hash to " + cid;
+            failure = "the bytes do not hash to " + cid;
             common::LogWarn("gateway " + gateway + " sent bytes that do not match " + cid);
-            continue;
+        } else {
+            WriteCachedSource(m_settings.code_cache_dir, cid, response->body);
+            CodeCache::Entry entry{std::move(response->body), false};
+            m_cache.Put(cid, entry);
+            return entry;
         }
-        WriteCachedSource(m_settings.code_cache_dir, cid, response->body);
-        CodeCache::Entry entry{std::move(response->body), false};
-        m_cache.Put(cid, entry);
-        return entry;
+        failures += (failures.empty() ? "" : "; ") + label + failure;
     }
     return MakeError(ErrorKind::Unavailable, mismatch ? "ipfs_cid_mismatch" : "ipfs_unavailable",
                      "could not fetch " + cid + " from any gateway (" + failures + ")");

@@ -36,6 +36,7 @@ struct ActionSettings {
     int fetch_timeout_ms = 10000;
     std::size_t fetch_max_response_bytes = 1u << 20;
     std::vector<std::string> fetch_allowed_addresses;
+    std::vector<std::string> public_hosts;   // [worker] public_hosts: fetch refuses them (loop protection)
     std::vector<std::string> ipfs_gateways;  // URL prefixes; the CID is appended
     int ipfs_timeout_ms = 15000;
     std::size_t code_cache_entries = 256;

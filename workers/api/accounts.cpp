@@ -10,6 +10,7 @@
 #include "common/secret.h"
 #include "workers/api/api.h"
 #include "workers/api/json_input.h"
+#include "workers/api/schemas.h"
 
 namespace sigil::workers {
 namespace {
@@ -21,12 +22,19 @@ using common::Uint256;
 
 std::string WordHex(const Uint256& v) { return common::HexEncode(v.Word(), true); }
 
-// A freshly drawn key: its text goes to the client once; only its keccak256 is kept on chain.
+// A freshly drawn key: its text goes to the client once (in the response body); only its
+// keccak256 is kept on chain. The worker's copy wipes itself.
 struct DrawnKey {
-    std::string text;  // base64 of the 32 secret bytes
+    common::SecretBytes text;  // base64 of the 32 secret bytes
     Uint256 hash;
-    ~DrawnKey() { common::Wipe(text.data(), text.size()); }
 };
+
+DrawnKey KeyFor(const common::SecretBytes& secret) {
+    std::string encoded = common::Base64Encode(secret.view());
+    DrawnKey drawn{common::SecretBytes(common::AsBytes(encoded)), ApiKeyHash(encoded)};
+    common::Wipe(encoded.data(), encoded.size());
+    return drawn;
+}
 
 // An account master key: S is also the owner wallet's private key, so S must be a valid scalar
 // (it is not with probability ~2^-128; drawing again keeps S uniform over the valid keys).
@@ -36,18 +44,11 @@ DrawnKey DrawAccountKey(common::Address20* wallet) {
         auto key = common::PrivateKey::FromBytes(s.view());
         if (!key.ok()) continue;
         *wallet = key->Address();
-        DrawnKey drawn{common::Base64Encode(s.view()), {}};
-        drawn.hash = ApiKeyHash(drawn.text);
-        return drawn;
+        return KeyFor(s);
     }
 }
 
-DrawnKey DrawUsageKey() {
-    common::SecretBytes s = common::RandomSecret(common::API_KEY_SECRET_SIZE);
-    DrawnKey drawn{common::Base64Encode(s.view()), {}};
-    drawn.hash = ApiKeyHash(drawn.text);
-    return drawn;
-}
+DrawnKey DrawUsageKey() { return KeyFor(common::RandomSecret(common::API_KEY_SECRET_SIZE)); }
 
 std::string IdArray(const std::vector<std::uint64_t>& ids) {
     std::string out = "[";
@@ -125,7 +126,7 @@ Result<HttpResponse> NewAccount(Service& service, RequestContext& ctx) {
     common::Address20 wallet{};
     const DrawnKey key = DrawAccountKey(&wallet);
     if (auto st = (*contract)->NewAccount(key.hash, wallet); !st.ok()) return st.error();
-    return JsonResponse(200, "{\"api_key\":" + common::JsonQuote(key.text) + ",\"wallet_address\":" +
+    return JsonResponse(200, "{\"api_key\":" + common::JsonQuote(key.text.text()) + ",\"wallet_address\":" +
                                  common::JsonQuote(common::HexEncode(wallet, true)) + "}");
 }
 
@@ -137,7 +138,7 @@ Result<HttpResponse> AccountExists(Service& service, RequestContext& ctx) {
         return key.error();
     }
     SIGIL_TRY(reader, service.Reader());
-    SIGIL_TRY(info, (*reader)->ResolveKey(ApiKeyHash(*key)));
+    SIGIL_TRY(info, (*reader)->ResolveKey(ApiKeyHash(key->text())));
     return JsonResponse(200, info->valid ? "true" : "false");
 }
 
@@ -155,7 +156,7 @@ Result<HttpResponse> AddUsageKey(Service& service, RequestContext& ctx) {
     auto st = (*contract)->SetUsageApiKey(caller.account_hash, caller.key_hash, key.hash, *expiration,
                                           Uint256::FromUint64(*balance), *name, *description, *permissions);
     if (!st.ok()) return st.error();
-    return JsonResponse(200, "{\"success\":true,\"usage_api_key\":" + common::JsonQuote(key.text) + "}");
+    return JsonResponse(200, "{\"success\":true,\"usage_api_key\":" + common::JsonQuote(key.text.text()) + "}");
 }
 
 Result<HttpResponse> UpdateUsageKey(Service& service, RequestContext& ctx) {
@@ -217,69 +218,6 @@ Result<HttpResponse> ListApiKeys(Service& service, RequestContext& ctx) {
     return JsonResponse(200, out + "]");
 }
 
-// ---- schemas (OpenAPI) ----
-
-#define SIGIL_NAME_SCHEMA R"({"type":"string","maxLength":256})"
-#define SIGIL_DESCRIPTION_SCHEMA R"({"type":"string","maxLength":4096})"
-#define SIGIL_IDS_SCHEMA \
-    R"({"type":"array","maxItems":100,"default":[],"items":{"type":"integer","format":"uint64","minimum":0},)" \
-    R"("description":"group ids (numbers or decimal strings); [0] means all groups"})"
-#define SIGIL_U64_SCHEMA(what) \
-    R"({"oneOf":[{"type":"integer","format":"uint64","minimum":0},{"type":"string","pattern":"^[0-9]{1,19}$"}],"default":0,"description":")" what R"("})"
-#define SIGIL_PERMISSION_PROPERTIES                                                              \
-    R"("can_create_groups":{"type":"boolean","default":false},)"                               \
-    R"("can_delete_groups":{"type":"boolean","default":false},)"                               \
-    R"("can_create_pkps":{"type":"boolean","default":false},)"                                 \
-    R"("manage_ipfs_ids_in_groups":)" SIGIL_IDS_SCHEMA R"(,"add_pkp_to_groups":)" SIGIL_IDS_SCHEMA \
-    R"(,"remove_pkp_from_groups":)" SIGIL_IDS_SCHEMA R"(,"execute_in_groups":)" SIGIL_IDS_SCHEMA
-#define SIGIL_USAGE_KEY_SCHEMA R"({"type":"string","minLength":1,"maxLength":256,"description":"the usage key's value"})"
-
-constexpr const char* kNewAccountRequest =
-    R"({"type":"object","description":"optional body; the fields are accepted and not stored","properties":{)"
-    R"("account_name":)" SIGIL_NAME_SCHEMA R"(,"account_description":)" SIGIL_DESCRIPTION_SCHEMA
-    R"(,"email":{"type":"string","maxLength":256}}})";
-constexpr const char* kNewAccountResponse =
-    R"({"type":"object","required":["api_key","wallet_address"],"properties":{)"
-    R"("api_key":{"type":"string","description":"base64 of 32 random bytes; returned once, never stored"},)"
-    R"("wallet_address":{"type":"string","pattern":"^0x[0-9a-f]{40}$","description":"the owner wallet, whose private key is the decoded api_key"}}})";
-constexpr const char* kAccountExistsResponse =
-    R"({"type":"boolean","description":"whether the key in X-Api-Key / Authorization is a live key of some account"})";
-constexpr const char* kAddUsageKeyRequest =
-    R"({"type":"object","properties":{"name":)" SIGIL_NAME_SCHEMA R"(,"description":)" SIGIL_DESCRIPTION_SCHEMA
-    R"(,"expiration":)" SIGIL_U64_SCHEMA("unix seconds; 0 = never") R"(,"balance":)" SIGIL_U64_SCHEMA("usage balance")
-    R"(,)" SIGIL_PERMISSION_PROPERTIES R"(}})";
-constexpr const char* kAddUsageKeyResponse =
-    R"({"type":"object","required":["success","usage_api_key"],"properties":{"success":{"type":"boolean"},)"
-    R"("usage_api_key":{"type":"string","description":"base64 of 32 random bytes; returned once"}}})";
-constexpr const char* kUpdateUsageKeyRequest =
-    R"({"type":"object","required":["usage_api_key"],"description":"replaces every permission; name, description, )"
-    R"(expiration and balance are kept when absent","properties":{"usage_api_key":)" SIGIL_USAGE_KEY_SCHEMA
-    R"(,"name":)" SIGIL_NAME_SCHEMA R"(,"description":)" SIGIL_DESCRIPTION_SCHEMA
-    R"(,"expiration":)" SIGIL_U64_SCHEMA("unix seconds; 0 = never") R"(,"balance":)" SIGIL_U64_SCHEMA("usage balance")
-    R"(,)" SIGIL_PERMISSION_PROPERTIES R"(}})";
-constexpr const char* kUpdateMetadataRequest =
-    R"({"type":"object","required":["usage_api_key","name","description"],"properties":{"usage_api_key":)"
-    SIGIL_USAGE_KEY_SCHEMA R"(,"name":)" SIGIL_NAME_SCHEMA R"(,"description":)" SIGIL_DESCRIPTION_SCHEMA R"(}})";
-constexpr const char* kRemoveUsageKeyRequest =
-    R"({"type":"object","required":["usage_api_key"],"properties":{"usage_api_key":)" SIGIL_USAGE_KEY_SCHEMA R"(}})";
-constexpr const char* kSuccessResponse =
-    R"({"type":"object","required":["success"],"properties":{"success":{"type":"boolean"}}})";
-constexpr const char* kPageQuery =
-    R"({"type":"object","properties":{"page_number":{"type":"integer","minimum":0,"default":0},)"
-    R"("page_size":{"type":"integer","minimum":1,"maximum":100,"default":10}}})";
-#define SIGIL_ID_LIST_OUT R"({"type":"array","items":{"type":"integer","format":"uint64","minimum":0}})"
-constexpr const char* kListApiKeysResponse =
-    R"({"type":"array","items":{"type":"object","required":["id","api_key_hash","name","description","expiration",)"
-    R"("balance","can_create_groups","can_delete_groups","can_create_pkps","can_manage_ipfs_ids_in_groups",)"
-    R"("can_add_pkp_to_groups","can_remove_pkp_from_groups","can_execute_in_groups"],"properties":{)"
-    R"("id":{"type":"string","pattern":"^0x[0-9a-f]{64}$","description":"keccak256 of the key"},)"
-    R"("api_key_hash":{"type":"string","pattern":"^0x[0-9a-f]{64}$"},"name":{"type":"string"},)"
-    R"("description":{"type":"string"},"expiration":{"type":"string","description":"unix seconds as a decimal string; 0 = never"},)"
-    R"("balance":{"type":"integer","minimum":0},"can_create_groups":{"type":"boolean"},)"
-    R"("can_delete_groups":{"type":"boolean"},"can_create_pkps":{"type":"boolean"},)"
-    R"("can_manage_ipfs_ids_in_groups":)" SIGIL_ID_LIST_OUT R"(,"can_add_pkp_to_groups":)" SIGIL_ID_LIST_OUT
-    R"(,"can_remove_pkp_from_groups":)" SIGIL_ID_LIST_OUT R"(,"can_execute_in_groups":)" SIGIL_ID_LIST_OUT R"(}}})";
-
 }  // namespace
 
 void AddAccountRoutes(Router& router, Service& service) {
@@ -289,26 +227,26 @@ void AddAccountRoutes(Router& router, Service& service) {
     };
     const std::string tag = "accounts";
     router.Add({"POST", "/core/v1/new_account", AuthRequirement::None, BodyKind::OptionalJson, bind(NewAccount),
-                "Create an account: a new master API key (returned once) and its owner wallet", tag, kNewAccountRequest,
-                kNewAccountResponse});
+                "Create an account: a new master API key (returned once) and its owner wallet", tag, ApiSchema("accounts.json#/NewAccountRequest"),
+                ApiSchema("accounts.json#/NewAccountResponse")});
     router.Add({"GET", "/core/v1/account_exists", AuthRequirement::None, BodyKind::None, bind(AccountExists),
                 "Whether the API key sent in the header belongs to an account (401 only when none is sent)", tag, "",
-                kAccountExistsResponse});
+                ApiSchema("accounts.json#/AccountExistsResponse")});
     router.Add({"POST", "/core/v1/add_usage_api_key", AuthRequirement::AccountOwner, BodyKind::Json, bind(AddUsageKey),
                 "Create a usage API key with the given permissions (master key only; the value is returned once)", tag,
-                kAddUsageKeyRequest, kAddUsageKeyResponse});
+                ApiSchema("accounts.json#/AddUsageKeyRequest"), ApiSchema("accounts.json#/AddUsageKeyResponse")});
     router.Add({"POST", "/core/v1/update_usage_api_key", AuthRequirement::AccountOwner, BodyKind::Json,
                 bind(UpdateUsageKey), "Replace every permission of a usage API key (master key only)", tag,
-                kUpdateUsageKeyRequest, kSuccessResponse});
+                ApiSchema("accounts.json#/UpdateUsageKeyRequest"), ApiSchema("common.json#/Success")});
     router.Add({"POST", "/core/v1/update_usage_api_key_metadata", AuthRequirement::AccountOwner, BodyKind::Json,
                 bind(UpdateUsageKeyMetadata), "Rename or redescribe a usage API key (master key only)", tag,
-                kUpdateMetadataRequest, kSuccessResponse});
+                ApiSchema("accounts.json#/UpdateMetadataRequest"), ApiSchema("common.json#/Success")});
     router.Add({"POST", "/core/v1/remove_usage_api_key", AuthRequirement::AccountOwner, BodyKind::Json,
-                bind(RemoveUsageKey), "Revoke a usage API key (master key only)", tag, kRemoveUsageKeyRequest,
-                kSuccessResponse});
+                bind(RemoveUsageKey), "Revoke a usage API key (master key only)", tag, ApiSchema("accounts.json#/RemoveUsageKeyRequest"),
+                ApiSchema("common.json#/Success")});
     router.Add({"GET", "/core/v1/list_api_keys", AuthRequirement::ApiKey, BodyKind::None, bind(ListApiKeys),
-                "Page of the account's usage keys: metadata and permissions, never key values", tag, kPageQuery,
-                kListApiKeysResponse});
+                "Page of the account's usage keys: metadata and permissions, never key values", tag, ApiSchema("common.json#/PageQuery"),
+                ApiSchema("accounts.json#/ListApiKeysResponse")});
 }
 
 }  // namespace sigil::workers

@@ -8,6 +8,7 @@
 #include "common/hex.h"
 #include "workers/api/api.h"
 #include "workers/api/json_input.h"
+#include "workers/api/schemas.h"
 
 namespace sigil::workers {
 namespace {
@@ -112,78 +113,34 @@ common::Result<HttpResponse> ActionIpfsId(RequestContext& ctx) {
     return JsonResponse(200, common::JsonQuote(common::ComputeCidV0(code)));
 }
 
-// JSON Schemas for the OpenAPI document.
-#define SIGIL_GROUP_ID R"~({"oneOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^[0-9]+$"}],"description":"group id (number or decimal string)"})~"
-#define SIGIL_RAW_CID R"~({"type":"string","maxLength":256,"description":"raw IPFS CID (CIDv0 Qm... or CIDv1 base32); the server hashes it"})~"
-#define SIGIL_HASHED_CID R"~({"type":"string","pattern":"^0x[0-9a-fA-F]{64}$","description":"0x + keccak256(utf8(CID))"})~"
-#define SIGIL_NAME R"~({"type":"string","maxLength":256})~"
-#define SIGIL_DESCRIPTION R"~({"type":"string","maxLength":4096})~"
-
-constexpr const char* kAddActionRequest =
-    R"({"type":"object","required":["action_ipfs_cid","name","description"],"properties":{"action_ipfs_cid":)" SIGIL_RAW_CID
-    R"(,"name":)" SIGIL_NAME R"(,"description":)" SIGIL_DESCRIPTION "}}";
-constexpr const char* kUpdateActionRequest =
-    R"({"type":"object","required":["hashed_cid","name","description"],"properties":{"hashed_cid":)" SIGIL_HASHED_CID
-    R"(,"name":)" SIGIL_NAME R"(,"description":)" SIGIL_DESCRIPTION "}}";
-constexpr const char* kDeleteActionRequest =
-    R"({"type":"object","required":["hashed_cid"],"properties":{"hashed_cid":)" SIGIL_HASHED_CID "}}";
-constexpr const char* kAddToGroupRequest =
-    R"({"type":"object","required":["group_id","action_ipfs_cid"],"properties":{"group_id":)" SIGIL_GROUP_ID
-    R"(,"action_ipfs_cid":)" SIGIL_RAW_CID "}}";
-constexpr const char* kRemoveFromGroupRequest =
-    R"({"type":"object","required":["group_id","hashed_cid"],"properties":{"group_id":)" SIGIL_GROUP_ID
-    R"(,"hashed_cid":)" SIGIL_HASHED_CID "}}";
-constexpr const char* kSuccessWithHash =
-    R"({"type":"object","required":["success","hashed_cid"],"properties":{"success":{"type":"boolean"},"hashed_cid":)"
-    SIGIL_HASHED_CID "}}";
-constexpr const char* kSuccess =
-    R"({"type":"object","required":["success"],"properties":{"success":{"type":"boolean"}}})";
-constexpr const char* kListActionsQuery =
-    R"({"type":"object","properties":{"group_id":{"type":"string","pattern":"^[0-9]+$","description":)"
-    R"("only the actions in this group; absent: every action of the account"},)"
-    R"("page_number":{"type":"integer","minimum":0,"default":0,"description":"0-based page"},)"
-    R"("page_size":{"type":"integer","minimum":1,"maximum":100,"default":10}}})";
-constexpr const char* kListActionsResponse =
-    R"({"type":"array","items":{"type":"object","required":["id","name","description"],"properties":{"id":)" SIGIL_HASHED_CID
-    R"(,"name":{"type":"string"},"description":{"type":"string"}}}})";
-constexpr const char* kIpfsIdRequest = R"({"type":"string","description":"the action's JavaScript source"})";
-constexpr const char* kIpfsIdResponse =
-    R"({"type":"string","pattern":"^Qm[1-9A-HJ-NP-Za-km-z]{44}$","description":"CIDv0 as ipfs add --cid-version=0 gives"})";
-
-#undef SIGIL_GROUP_ID
-#undef SIGIL_RAW_CID
-#undef SIGIL_HASHED_CID
-#undef SIGIL_NAME
-#undef SIGIL_DESCRIPTION
-
 }  // namespace
 
 void AddActionRoutes(Router& router, Service& service) {
     router.Add({"POST", "/core/v1/add_action", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return AddAction(service, ctx); },
-                "Register metadata for an action CID", "actions", kAddActionRequest, kSuccessWithHash});
+                "Register metadata for an action CID", "actions", ApiSchema("actions.json#/AddActionRequest"), ApiSchema("actions.json#/SuccessWithHash")});
     router.Add({"POST", "/core/v1/update_action_metadata", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return UpdateActionMetadata(service, ctx); },
-                "Change an action's name and description", "actions", kUpdateActionRequest, kSuccess});
+                "Change an action's name and description", "actions", ApiSchema("actions.json#/UpdateActionRequest"), ApiSchema("common.json#/Success")});
     router.Add({"POST", "/core/v1/delete_action", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return DeleteAction(service, ctx); },
-                "Delete an action's metadata (groups keep the CID)", "actions", kDeleteActionRequest, kSuccess});
+                "Delete an action's metadata (groups keep the CID)", "actions", ApiSchema("actions.json#/DeleteActionRequest"), ApiSchema("common.json#/Success")});
     router.Add({"POST", "/core/v1/add_action_to_group", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return AddActionToGroup(service, ctx); },
-                "Permit an action CID in a group (group:manageActions)", "actions", kAddToGroupRequest,
-                kSuccessWithHash});
+                "Permit an action CID in a group (group:manageActions)", "actions", ApiSchema("actions.json#/AddToGroupRequest"),
+                ApiSchema("actions.json#/SuccessWithHash")});
     router.Add({"POST", "/core/v1/remove_action_from_group", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return RemoveActionFromGroup(service, ctx); },
-                "Remove an action CID from a group (group:manageActions)", "actions", kRemoveFromGroupRequest,
-                kSuccess});
+                "Remove an action CID from a group (group:manageActions)", "actions", ApiSchema("actions.json#/RemoveFromGroupRequest"),
+                ApiSchema("common.json#/Success")});
     router.Add({"GET", "/core/v1/list_actions", AuthRequirement::ApiKey, BodyKind::None,
                 [&service](RequestContext& ctx) { return ListActions(service, ctx); },
-                "A page of the account's actions, or of one group's", "actions", kListActionsQuery,
-                kListActionsResponse});
+                "A page of the account's actions, or of one group's", "actions", ApiSchema("actions.json#/ListActionsQuery"),
+                ApiSchema("actions.json#/ListActionsResponse")});
     router.Add({"POST", "/core/v1/get_sigil_action_ipfs_id", AuthRequirement::None, BodyKind::Json,
                 [](RequestContext& ctx) { return ActionIpfsId(ctx); },
-                "The IPFS CIDv0 of JavaScript code (sent as a JSON string)", "actions", kIpfsIdRequest,
-                kIpfsIdResponse});
+                "The IPFS CIDv0 of JavaScript code (sent as a JSON string)", "actions", ApiSchema("actions.json#/IpfsIdRequest"),
+                ApiSchema("actions.json#/IpfsIdResponse")});
 }
 
 }  // namespace sigil::workers

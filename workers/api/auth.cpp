@@ -11,10 +11,10 @@ namespace {
 using common::ErrorKind;
 using common::MakeError;
 
-std::string Trim(std::string s) {
-    const auto not_space = [](unsigned char c) { return c != ' ' && c != '\t'; };
-    s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-    s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+// A view, not a copy: the key must not be copied outside its wiping buffer.
+std::string_view Trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
     return s;
 }
 
@@ -33,20 +33,26 @@ common::Error Ambiguous(std::string why) {
 
 }  // namespace
 
-common::Result<std::string> ExtractApiKey(const HttpRequest& request) {
-    std::string key;
-    const auto x_api_key = request.Header("x-api-key");
+common::Result<common::SecretBytes> ExtractApiKey(const HttpRequest& request) {
+    std::string_view key;
+    const auto api_key = request.headers.find("x-api-key");
+    const auto authorization = request.headers.find("authorization");
     // A key never holds ',' (keys are base64); one here means the header came twice.
-    if (x_api_key && x_api_key->find(',') != std::string::npos) return Ambiguous("X-Api-Key was sent more than once");
-    if (x_api_key && !Trim(*x_api_key).empty()) {
-        key = Trim(*x_api_key);
-    } else if (auto a = request.Header("authorization")) {
-        if (a->find(',') != std::string::npos) return Ambiguous("Authorization was sent more than once");
-        const std::string v = Trim(*a);
+    if (api_key != request.headers.end() && api_key->second.find(',') != std::string::npos) {
+        return Ambiguous("X-Api-Key was sent more than once");
+    }
+    if (api_key != request.headers.end() && !Trim(api_key->second).empty()) {
+        key = Trim(api_key->second);
+    } else if (authorization != request.headers.end()) {
+        if (authorization->second.find(',') != std::string::npos) return Ambiguous("Authorization was sent more than once");
+        const std::string_view v = Trim(authorization->second);
         if (v.size() < 7) return Missing();
-        std::string scheme = v.substr(0, 6);
-        std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](unsigned char c) { return std::tolower(c); });
-        if (scheme != "bearer" || (v[6] != ' ' && v[6] != '\t')) return Missing();
+        const auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+        const std::string_view bearer = "bearer";
+        if (!std::equal(bearer.begin(), bearer.end(), v.begin(), [&](char a, char b) { return a == lower(b); }) ||
+            (v[6] != ' ' && v[6] != '\t')) {
+            return Missing();
+        }
         key = Trim(v.substr(7));
     }
     if (key.empty()) return Missing();
@@ -54,11 +60,11 @@ common::Result<std::string> ExtractApiKey(const HttpRequest& request) {
     for (unsigned char c : key) {
         if (c < 0x21 || c == 0x7f) return Invalid();
     }
-    return key;
+    return common::SecretBytes(common::ByteView(reinterpret_cast<const std::uint8_t*>(key.data()), key.size()));
 }
 
-common::Uint256 ApiKeyHash(const std::string& api_key) {
-    return common::Uint256::FromWord(common::Keccak256Hash(std::string_view(api_key)));
+common::Uint256 ApiKeyHash(std::string_view api_key) {
+    return common::Uint256::FromWord(common::Keccak256Hash(api_key));
 }
 
 common::Result<Caller> Authenticate(Service& service, const HttpRequest& request, AuthRequirement requirement) {
@@ -66,7 +72,7 @@ common::Result<Caller> Authenticate(Service& service, const HttpRequest& request
     if (!key.ok()) return key.error();
     auto reader = service.Reader();
     if (!reader.ok()) return reader.error();
-    const common::Uint256 key_hash = ApiKeyHash(*key);
+    const common::Uint256 key_hash = ApiKeyHash(key->text());
     auto info = (*reader)->ResolveKey(key_hash);
     if (!info.ok()) return info.error();
     if (!info->valid) return Invalid();

@@ -3,8 +3,10 @@
 
 #include <any>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
+#include "common/secret.h"
 #include "common/uint256.h"
 #include "workers/http/http.h"
 #include "workers/http/router.h"
@@ -16,12 +18,14 @@ namespace sigil::workers {
 inline constexpr std::size_t MAX_API_KEY_LENGTH = 256;
 
 // The key from X-Api-Key, else from "Authorization: Bearer <key>" (scheme case-insensitive, value
-// trimmed). Errors: Unauthenticated "missing_api_key" (neither header, empty value, another scheme),
+// trimmed), in a wiping buffer: an account's master key is the owner wallet's private key, so the
+// worker's own copy never lives in a std::string (the header text itself belongs to the request).
+// Errors: Unauthenticated "missing_api_key" (neither header, empty value, another scheme),
 // "invalid_api_key" (longer than MAX_API_KEY_LENGTH or with control characters).
-common::Result<std::string> ExtractApiKey(const HttpRequest& request);
+common::Result<common::SecretBytes> ExtractApiKey(const HttpRequest& request);
 
 // keccak256 of the key's UTF-8 bytes, as the contract stores it.
-common::Uint256 ApiKeyHash(const std::string& api_key);
+common::Uint256 ApiKeyHash(std::string_view api_key);
 
 // Resolves the caller on chain. Errors: Unauthenticated "invalid_api_key" (unknown, revoked or
 // expired key, or the master key of a ChainSecured account), Forbidden "owner_only" when

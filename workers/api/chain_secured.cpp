@@ -11,6 +11,7 @@
 #include "common/secret.h"
 #include "workers/api/api.h"
 #include "workers/api/json_input.h"
+#include "workers/api/schemas.h"
 #include "workers/api/typed_data_auth.h"
 
 namespace sigil::workers {
@@ -136,38 +137,6 @@ Result<HttpResponse> ConvertToChainSecured(Service& service, RequestContext& ctx
     return JsonResponse(200, "{\"success\":true,\"api_key_hash\":" + common::JsonQuote(WordHex(caller.account_hash)) + "}");
 }
 
-// ---- schemas (OpenAPI) ----
-
-#define SIGIL_ADDRESS_OUT R"({"type":"string","pattern":"^0x[0-9a-f]{40}$"})"
-#define SIGIL_WORD_OUT R"({"type":"string","pattern":"^0x[0-9a-f]{64}$"})"
-#define SIGIL_TYPED_DATA_SCHEMA                                                                            \
-    R"({"type":"object","description":"the eth_signTypedData_v4 document, at most 4096 bytes serialized: )" \
-    R"(types {EIP712Domain:[name string, version string, chainId uint256], <primaryType>:[address address, )" \
-    R"(issuedAt uint256]} exactly and in this order; domain {name:'Sigil ChainSecured', version:'1', )"        \
-    R"(chainId:<the node's>}; message {address:<signer>, issuedAt:<unix seconds, within 300 s of now>}",)"     \
-    R"("required":["types","primaryType","domain","message"]})"
-#define SIGIL_SIGNATURE_SCHEMA \
-    R"({"type":"string","pattern":"^0x[0-9a-fA-F]{130}$","description":"65 bytes r||s||v of an EOA, no ERC-1271"})"
-#define SIGIL_ENVELOPE_PROPERTIES R"("typed_data":)" SIGIL_TYPED_DATA_SCHEMA R"(,"signature":)" SIGIL_SIGNATURE_SCHEMA
-
-constexpr const char* kEnvelopeRequest =
-    R"({"type":"object","required":["typed_data","signature"],"properties":{)" SIGIL_ENVELOPE_PROPERTIES R"(}})";
-constexpr const char* kCreateWalletResponse =
-    R"({"type":"object","required":["wallet_address","derivation_path"],"properties":{"wallet_address":)"
-    SIGIL_ADDRESS_OUT R"(,"derivation_path":)" SIGIL_WORD_OUT
-    R"(},"description":"register it with registerWalletDerivation from the admin wallet; until then it belongs to no account"})";
-constexpr const char* kAddUsageKeyResponse =
-    R"({"type":"object","required":["usage_api_key","wallet_address","derivation_path"],"properties":{)"
-    R"("usage_api_key":{"type":"string","description":"base64 of 32 random bytes; returned once"},"wallet_address":)"
-    SIGIL_ADDRESS_OUT R"(,"derivation_path":)" SIGIL_WORD_OUT
-    R"(},"description":"attach it from the admin wallet: registerWalletDerivation, then setUsageApiKey with keccak256 of usage_api_key"})";
-constexpr const char* kConvertRequest =
-    R"({"type":"object","required":["new_admin_wallet_address","typed_data","signature"],"properties":{)"
-    R"("new_admin_wallet_address":{"type":"string","pattern":"^0x[0-9a-fA-F]{40}$"},)" SIGIL_ENVELOPE_PROPERTIES R"(}})";
-constexpr const char* kConvertResponse =
-    R"({"type":"object","required":["success","api_key_hash"],"properties":{"success":{"type":"boolean"},)"
-    R"("api_key_hash":{"type":"string","pattern":"^0x[0-9a-f]{64}$","description":"the account's preserved on-chain hash"}}})";
-
 }  // namespace
 
 void AddChainSecuredRoutes(Router& router, Service& service) {
@@ -179,16 +148,16 @@ void AddChainSecuredRoutes(Router& router, Service& service) {
     router.Add({"POST", "/core/v1/create_wallet_with_signature", AuthRequirement::None, BodyKind::Json,
                 bind(CreateWalletWithSignature),
                 "Mint a PKP for the account the EIP-712 CreateWallet signer administers (no API key)", tag,
-                kEnvelopeRequest, kCreateWalletResponse});
+                ApiSchema("chain_secured.json#/EnvelopeRequest"), ApiSchema("chain_secured.json#/CreateWalletResponse")});
     router.Add({"POST", "/core/v1/add_usage_api_key_with_signature", AuthRequirement::None, BodyKind::Json,
                 bind(AddUsageApiKeyWithSignature),
                 "Mint a usage key and its wallet for the account the EIP-712 AddUsageApiKey signer administers (no API key)",
-                tag, kEnvelopeRequest, kAddUsageKeyResponse});
+                tag, ApiSchema("chain_secured.json#/EnvelopeRequest"), ApiSchema("chain_secured.json#/AddUsageKeyResponse")});
     router.Add({"POST", "/core/v1/convert_to_chain_secured_account", AuthRequirement::AccountOwner, BodyKind::Json,
                 bind(ConvertToChainSecured),
                 "Convert the account to ChainSecured mode: the signer of an EIP-712 ConvertAccount becomes its admin "
                 "(master key only; the old master key then authorizes nothing)",
-                tag, kConvertRequest, kConvertResponse});
+                tag, ApiSchema("chain_secured.json#/ConvertRequest"), ApiSchema("chain_secured.json#/ConvertResponse")});
 }
 
 }  // namespace sigil::workers

@@ -6,6 +6,7 @@
 #include "common/json.h"
 #include "workers/api/api.h"
 #include "workers/http/openapi.h"
+#include "workers/api/schemas.h"
 
 namespace sigil::workers {
 namespace {
@@ -68,32 +69,20 @@ common::Result<HttpResponse> AdminApiPayer(Service& service) {
     return JsonResponse(200, AddressJson(*admin));
 }
 
-constexpr const char* kAddress = R"({"type":"string","pattern":"^0x[0-9a-f]{40}$"})";
-
-constexpr const char* kChainConfigSchema =
-    R"({"type":"object","required":["chain_name","chain_id","is_evm","testnet","token","contract_address"],)"
-    R"("properties":{"chain_name":{"type":"string"},"chain_id":{"type":"integer","minimum":1},)"
-    R"("is_evm":{"type":"boolean"},"testnet":{"type":"boolean"},"token":{"type":"string"},)"
-    R"("contract_address":{"type":"string","pattern":"^0x[0-9a-f]{40}$","description":"AccountConfig contract"}}})";
-
-constexpr const char* kOpenApiSchema =
-    R"({"type":"object","required":["openapi","info","paths"],"properties":{"openapi":{"type":"string"},)"
-    R"("info":{"type":"object"},"paths":{"type":"object"},"components":{"type":"object"}}})";
-
 }  // namespace
 
 void AddConfigRoutes(Router& router, Service& service) {
     router.Add({"GET", "/core/v1/get_node_chain_config", AuthRequirement::None, BodyKind::None,
                 [&service](RequestContext&) { return NodeChainConfig(service); },
                 "Chain id and AccountConfig contract address (never the RPC URL)", "configuration", "",
-                kChainConfigSchema});
+                ApiSchema("config.json#/ChainConfig")});
     router.Add({"GET", "/core/v1/get_api_payers", AuthRequirement::None, BodyKind::None,
                 [&service](RequestContext&) { return ApiPayers(service); },
                 "Addresses of the API payer wallets that relay writes", "configuration", "",
-                std::string(R"({"type":"array","items":)") + kAddress + "}"});
+                ApiSchema("config.json#/AddressList")});
     router.Add({"GET", "/core/v1/get_admin_api_payer", AuthRequirement::None, BodyKind::None,
                 [&service](RequestContext&) { return AdminApiPayer(service); },
-                "Address of the admin payer wallet", "configuration", "", kAddress});
+                "Address of the admin payer wallet", "configuration", "", ApiSchema("common.json#/Address")});
 
     // Generated at the first request, not here: routes registered after this call (test routes,
     // later resources) must appear too. Workers are single-threaded, so the cache needs no lock.
@@ -108,7 +97,7 @@ void AddConfigRoutes(Router& router, Service& service) {
                     }
                     return JsonResponse(200, *cached);
                 },
-                "This OpenAPI 3 document", "system", "", kOpenApiSchema});
+                "This OpenAPI 3 document", "system", "", ApiSchema("config.json#/OpenApiDocument")});
 }
 
 }  // namespace sigil::workers

@@ -8,6 +8,7 @@
 #include "common/json.h"
 #include "workers/api/api.h"
 #include "workers/api/json_input.h"
+#include "workers/api/schemas.h"
 
 namespace sigil::workers {
 namespace {
@@ -88,61 +89,21 @@ common::Result<HttpResponse> ListGroups(Service& service, RequestContext& ctx) {
     return JsonResponse(200, out + "]");
 }
 
-// JSON Schemas (request and response) for the OpenAPI document.
-#define SIGIL_GROUP_ID R"~({"oneOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^[0-9]+$"}],"description":"group id (number or decimal string)"})~"
-#define SIGIL_PKP_LIST R"~({"type":"array","maxItems":100,"items":{"type":"string","pattern":"^0x[0-9a-fA-F]{40}$"},"description":"PKP wallet addresses"})~"
-#define SIGIL_CID_LIST R"~({"type":"array","maxItems":100,"items":{"type":"string","pattern":"^0x[0-9a-fA-F]{64}$"},"description":"hashed CIDs: 0x + keccak256(utf8(CID))"})~"
-
-constexpr const char* kAddGroupRequest =
-    R"({"type":"object","required":["group_name","group_description"],"properties":{)"
-    R"("group_name":{"type":"string","maxLength":256},"group_description":{"type":"string","maxLength":4096},)"
-    R"("pkp_ids_permitted":)" SIGIL_PKP_LIST R"(,"cid_hashes_permitted":)" SIGIL_CID_LIST "}}";
-
-constexpr const char* kAddGroupResponse =
-    R"({"type":"object","required":["success","group_id"],"properties":{"success":{"type":"boolean"},)"
-    R"("group_id":{"type":"string","description":"the new group's id, decimal"}}})";
-
-constexpr const char* kUpdateGroupRequest =
-    R"({"type":"object","required":["group_id","name","description"],"properties":{"group_id":)" SIGIL_GROUP_ID
-    R"(,"name":{"type":"string","maxLength":256},"description":{"type":"string","maxLength":4096},)"
-    R"("pkp_ids_permitted":)" SIGIL_PKP_LIST R"(,"cid_hashes_permitted":)" SIGIL_CID_LIST
-    R"(},"description":"omitted lists are kept as they are; [] empties them"})";
-
-constexpr const char* kRemoveGroupRequest =
-    R"({"type":"object","required":["group_id"],"properties":{"group_id":)" SIGIL_GROUP_ID "}}";
-
-constexpr const char* kSuccess =
-    R"({"type":"object","required":["success"],"properties":{"success":{"type":"boolean"}}})";
-
-constexpr const char* kPageQuery =
-    R"({"type":"object","properties":{"page_number":{"type":"integer","minimum":0,"default":0,"description":"0-based page"},)"
-    R"("page_size":{"type":"integer","minimum":1,"maximum":100,"default":10}}})";
-
-constexpr const char* kListGroupsResponse =
-    R"({"type":"array","items":{"type":"object","required":["id","name","description","pkp_ids_permitted",)"
-    R"("cid_hashes_permitted"],"properties":{"id":{"type":"string","description":"group id, decimal"},)"
-    R"("name":{"type":"string"},"description":{"type":"string"},"pkp_ids_permitted":{"type":"array",)"
-    R"("items":{"type":"string"}},"cid_hashes_permitted":{"type":"array","items":{"type":"string"}}}}})";
-
-#undef SIGIL_GROUP_ID
-#undef SIGIL_PKP_LIST
-#undef SIGIL_CID_LIST
-
 }  // namespace
 
 void AddGroupRoutes(Router& router, Service& service) {
     router.Add({"POST", "/core/v1/add_group", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return AddGroup(service, ctx); },
-                "Create a group (owner, or a key with group:create)", "groups", kAddGroupRequest, kAddGroupResponse});
+                "Create a group (owner, or a key with group:create)", "groups", ApiSchema("groups.json#/AddGroupRequest"), ApiSchema("groups.json#/AddGroupResponse")});
     router.Add({"POST", "/core/v1/update_group", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return UpdateGroup(service, ctx); },
-                "Rename a group and replace its PKP and CID sets", "groups", kUpdateGroupRequest, kSuccess});
+                "Rename a group and replace its PKP and CID sets", "groups", ApiSchema("groups.json#/UpdateGroupRequest"), ApiSchema("common.json#/Success")});
     router.Add({"POST", "/core/v1/remove_group", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return RemoveGroup(service, ctx); },
-                "Delete a group (owner, or a key with group:delete)", "groups", kRemoveGroupRequest, kSuccess});
+                "Delete a group (owner, or a key with group:delete)", "groups", ApiSchema("groups.json#/RemoveGroupRequest"), ApiSchema("common.json#/Success")});
     router.Add({"GET", "/core/v1/list_groups", AuthRequirement::ApiKey, BodyKind::None,
                 [&service](RequestContext& ctx) { return ListGroups(service, ctx); },
-                "A page of the account's groups", "groups", kPageQuery, kListGroupsResponse});
+                "A page of the account's groups", "groups", ApiSchema("groups.json#/ListGroupsQuery"), ApiSchema("groups.json#/ListGroupsResponse")});
 }
 
 }  // namespace sigil::workers

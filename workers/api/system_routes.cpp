@@ -1,11 +1,10 @@
 #include "workers/api/system_routes.h"
 
-#include "common/json.h"
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <chrono>
 #include <thread>
+
+#include "common/json.h"
+#include "workers/api/schemas.h"
 
 namespace sigil::workers {
 namespace {
@@ -39,30 +38,18 @@ common::Result<HttpResponse> Unavailable(const SystemInfo& info) {
     return ErrorResponse(503, "attestation_unavailable", why);
 }
 
-constexpr const char* kHealthSchema =
-    R"({"type":"object","required":["status","version"],"properties":{"status":{"type":"string","enum":["ok","degraded"]},)"
-    R"("keyd":{"type":"string","enum":["ok","unavailable"]},"chain":{"type":"string","enum":["ok","unavailable"]},)"
-    R"("version":{"type":"string"},"workers":{"type":"object","properties":{"total":{"type":"integer"},)"
-    R"("idle":{"type":"integer"},"busy":{"type":"integer"},"starting":{"type":"integer"},)"
-    R"("draining":{"type":"integer"},"capacity":{"type":"integer"},"requests_served":{"type":"integer"},)"
-    R"("connections_accepted":{"type":"integer"}}}}})";
-
-constexpr const char* kVersionSchema =
-    R"({"type":"object","required":["service","version","api"],"properties":{"service":{"type":"string"},)"
-    R"("version":{"type":"string"},"api":{"type":"string"}}})";
-
 }  // namespace
 
 void AddSystemRoutes(Router& router, const SystemInfo& info) {
     router.Add({"GET", "/health", AuthRequirement::None, BodyKind::None,
                 [info](RequestContext&) { return Health(info); },
-                "Liveness and worker pool summary", "system", "", kHealthSchema});
+                "Liveness and worker pool summary", "system", "", ApiSchema("system.json#/Health")});
     router.Add({"GET", "/core/v1/version", AuthRequirement::None, BodyKind::None,
                 [info](RequestContext&) -> common::Result<HttpResponse> {
                     return JsonResponse(200, "{\"service\":\"sigil\",\"version\":" + common::JsonQuote(info.version) +
                                                  ",\"api\":\"v1\"}");
                 },
-                "Service version", "system", "", kVersionSchema});
+                "Service version", "system", "", ApiSchema("system.json#/Version")});
     router.Add({"GET", "/attestation", AuthRequirement::None, BodyKind::None,
                 [info](RequestContext&) { return Unavailable(info); },
                 "TEE quote relayed from the guest agent (503 when there is none)", "attestation", "", ""});
@@ -74,10 +61,7 @@ void AddSystemRoutes(Router& router, const SystemInfo& info) {
 void AddTestRoutes(Router& router) {
     router.Add({"POST", "/core/v1/test/echo", AuthRequirement::None, BodyKind::Json,
                 [](RequestContext& ctx) -> common::Result<HttpResponse> {
-                    rapidjson::StringBuffer buf;
-                    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-                    ctx.json->Accept(w);
-                    return JsonResponse(200, "{\"echo\":" + std::string(buf.GetString(), buf.GetSize()) + "}");
+                    return JsonResponse(200, "{\"echo\":" + common::JsonSerialize(*ctx.json) + "}");
                 },
                 "Echo a JSON body (test_routes only)", "test", R"({})", ""});
     router.Add({"GET", "/core/v1/test/sleep", AuthRequirement::None, BodyKind::None,

@@ -6,6 +6,7 @@
 #include "common/json.h"
 #include "workers/api/api.h"
 #include "workers/api/json_input.h"
+#include "workers/api/schemas.h"
 
 namespace sigil::workers {
 namespace {
@@ -100,36 +101,6 @@ Result<HttpResponse> ListWalletsInGroup(Service& service, RequestContext& ctx) {
     return WalletArray(*wallets);
 }
 
-// ---- schemas (OpenAPI) ----
-
-#define SIGIL_ADDRESS_OUT R"({"type":"string","pattern":"^0x[0-9a-f]{40}$"})"
-#define SIGIL_WORD_OUT R"({"type":"string","pattern":"^0x[0-9a-f]{64}$"})"
-#define SIGIL_GROUP_ID_IN \
-    R"({"oneOf":[{"type":"integer","format":"uint64","minimum":1},{"type":"string","pattern":"^[0-9]{1,19}$"}]})"
-
-constexpr const char* kCreateWalletRequest =
-    R"({"type":"object","description":"optional body, POST only","properties":{)"
-    R"("name":{"type":"string","maxLength":256},"description":{"type":"string","maxLength":4096}}})";
-constexpr const char* kCreateWalletResponse =
-    R"({"type":"object","required":["wallet_address","derivation_path"],"properties":{)"
-    R"("wallet_address":)" SIGIL_ADDRESS_OUT R"(,"derivation_path":)" SIGIL_WORD_OUT R"(}})";
-constexpr const char* kMembershipRequest =
-    R"({"type":"object","required":["group_id","pkp_id"],"properties":{"group_id":)" SIGIL_GROUP_ID_IN
-    R"(,"pkp_id":{"type":"string","pattern":"^0x[0-9a-fA-F]{40}$","description":"the wallet address"}}})";
-constexpr const char* kSuccessResponse =
-    R"({"type":"object","required":["success"],"properties":{"success":{"type":"boolean"}}})";
-#define SIGIL_PAGE_PROPERTIES \
-    R"("page_number":{"type":"integer","minimum":0,"default":0},"page_size":{"type":"integer","minimum":1,"maximum":100,"default":10})"
-constexpr const char* kPageQuery = R"({"type":"object","properties":{)" SIGIL_PAGE_PROPERTIES R"(}})";
-constexpr const char* kGroupPageQuery =
-    R"({"type":"object","required":["group_id"],"properties":{"group_id":{"type":"integer","minimum":1},)"
-    SIGIL_PAGE_PROPERTIES R"(}})";
-constexpr const char* kWalletListResponse =
-    R"({"type":"array","items":{"type":"object","required":["id","name","description","wallet_address","pkp_id",)"
-    R"("derivation_path"],"properties":{"id":{"type":"string","pattern":"^0x[0-9a-f]{64}$","description":)"
-    R"("the derivation path"},"name":{"type":"string"},"description":{"type":"string"},"wallet_address":)"
-    SIGIL_ADDRESS_OUT R"(,"pkp_id":)" SIGIL_ADDRESS_OUT R"(,"derivation_path":)" SIGIL_WORD_OUT R"(}}})";
-
 }  // namespace
 
 void AddWalletRoutes(Router& router, Service& service) {
@@ -140,20 +111,20 @@ void AddWalletRoutes(Router& router, Service& service) {
     const std::string tag = "wallets";
     const std::string create_summary = "Create a wallet (PKP) and register it to the account (scope pkp:create)";
     router.Add({"GET", "/core/v1/create_wallet", AuthRequirement::ApiKey, BodyKind::None, bind(CreateWallet),
-                create_summary, tag, "", kCreateWalletResponse});
+                create_summary, tag, "", ApiSchema("wallets.json#/CreateWalletResponse")});
     router.Add({"POST", "/core/v1/create_wallet", AuthRequirement::ApiKey, BodyKind::OptionalJson, bind(CreateWallet),
-                create_summary, tag, kCreateWalletRequest, kCreateWalletResponse});
+                create_summary, tag, ApiSchema("wallets.json#/CreateWalletRequest"), ApiSchema("wallets.json#/CreateWalletResponse")});
     router.Add({"POST", "/core/v1/add_pkp_to_group", AuthRequirement::ApiKey, BodyKind::Json,
                 bind(ChangeMembership<true>), "Add one of the account's PKPs to a group (scope group:addPkp)", tag,
-                kMembershipRequest, kSuccessResponse});
+                ApiSchema("wallets.json#/MembershipRequest"), ApiSchema("common.json#/Success")});
     router.Add({"POST", "/core/v1/remove_pkp_from_group", AuthRequirement::ApiKey, BodyKind::Json,
                 bind(ChangeMembership<false>), "Remove a PKP from a group (scope group:removePkp)", tag,
-                kMembershipRequest, kSuccessResponse});
+                ApiSchema("wallets.json#/MembershipRequest"), ApiSchema("common.json#/Success")});
     router.Add({"GET", "/core/v1/list_wallets", AuthRequirement::ApiKey, BodyKind::None, bind(ListWallets),
-                "Page of the account's wallets (PKPs)", tag, kPageQuery, kWalletListResponse});
+                "Page of the account's wallets (PKPs)", tag, ApiSchema("common.json#/PageQuery"), ApiSchema("wallets.json#/WalletListResponse")});
     router.Add({"GET", "/core/v1/list_wallets_in_group", AuthRequirement::ApiKey, BodyKind::None,
-                bind(ListWalletsInGroup), "Page of the wallets in one of the account's groups", tag, kGroupPageQuery,
-                kWalletListResponse});
+                bind(ListWalletsInGroup), "Page of the wallets in one of the account's groups", tag, ApiSchema("wallets.json#/GroupPageQuery"),
+                ApiSchema("wallets.json#/WalletListResponse")});
 }
 
 }  // namespace sigil::workers

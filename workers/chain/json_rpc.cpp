@@ -1,8 +1,6 @@
 #include "workers/chain/json_rpc.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "common/hex.h"
 #include "common/json.h"
@@ -15,13 +13,6 @@ using common::MakeError;
 
 common::Error BadResponse(std::string message) {
     return MakeError(ErrorKind::Unavailable, "rpc_bad_response", "chain node: " + std::move(message));
-}
-
-std::string Serialize(const rapidjson::Value& v) {
-    rapidjson::StringBuffer sb;
-    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-    v.Accept(w);
-    return {sb.GetString(), sb.GetSize()};
 }
 
 }  // namespace
@@ -63,7 +54,7 @@ common::Result<RpcReply> ParseRpcResponse(std::string_view body, std::uint64_t e
     }
     auto result = doc.FindMember("result");
     if (result == doc.MemberEnd()) return BadResponse("response has neither result nor error");
-    reply.result_json = Serialize(result->value);
+    reply.result_json = common::JsonSerialize(result->value);
     return reply;
 }
 

@@ -10,18 +10,10 @@
 #include <cerrno>
 #include <ctime>
 
+#include "common/clock.h"
 #include "workers/fcgi/handoff.h"
 
 namespace sigil::workers {
-namespace {
-
-std::int64_t MonotonicNs() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-}  // namespace
 
 Connections::Connections(int listen_fd, int handoff_send, int handoff_recv, common::Scoreboard* scoreboard)
     : m_listen(listen_fd), m_send(handoff_send), m_recv(handoff_recv), m_scoreboard(scoreboard) {}
@@ -99,7 +91,7 @@ void Connections::SetBusy(bool busy) {
         m_busy_since.store(0);
         return;
     }
-    m_busy_since.store(MonotonicNs());
+    m_busy_since.store(common::MonotonicNs());
     if (m_timer.valid() && !m_timer_armed.exchange(true)) Arm(HANDOFF_AFTER_NS);
 }
 
@@ -189,7 +181,7 @@ void Connections::OnTimer() {
     for (;;) {
         const std::int64_t since = m_busy_since.load();
         if (since != 0) {
-            const std::int64_t elapsed = MonotonicNs() - since;
+            const std::int64_t elapsed = common::MonotonicNs() - since;
             if (elapsed >= HANDOFF_AFTER_NS) {
                 std::lock_guard lock(m_mu);
                 HandOffWaitingLocked();

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/handles.h"
 #include "common/log.h"
 #include "common/uuid.h"

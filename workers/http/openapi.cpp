@@ -1,12 +1,12 @@
 #include "workers/http/openapi.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <cctype>
 #include <set>
+
+#include "common/json.h"
 
 namespace sigil::workers {
 namespace {
@@ -229,10 +229,7 @@ common::Result<std::string> GenerateOpenApi(const std::vector<Route>& routes, co
     Set(doc, "paths", std::move(paths), a);
     Set(doc, "components", Components(a), a);
 
-    rapidjson::StringBuffer buf;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    doc.Accept(w);
-    return std::string(buf.GetString(), buf.GetSize());
+    return common::JsonSerialize(doc);
 }
 
 }  // namespace sigil::workers

@@ -5,11 +5,10 @@
 #include <vector>
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "common/eip712.h"
 #include "common/hex.h"
+#include "common/json.h"
 #include "common/keccak.h"
 #include "common/secp256k1.h"
 #include "tests/test_support.h"
@@ -18,12 +17,7 @@ using namespace sigil::common;
 
 namespace {
 
-std::string Serialize(const rapidjson::Value& v) {
-    rapidjson::StringBuffer buf;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    v.Accept(w);
-    return {buf.GetString(), buf.GetSize()};
-}
+std::string Serialize(const rapidjson::Value& v) { return JsonSerialize(v); }
 
 rapidjson::Document LoadVector(const std::string& name) {
     rapidjson::Document d;

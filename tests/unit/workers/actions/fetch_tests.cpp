@@ -1,6 +1,6 @@
 // Action fetch against a real loopback HTTP server (tests/tools/http_fixture.mjs run by node): happy
-// paths, SSRF refusals on the first hop and on redirects, limits, malformed requests, and the
-// address classification table.
+// paths, SSRF refusals on the first hop and on redirects, limits, malformed requests, the loop
+// marker and the service's own names. The URL parser and the address table: fetch_policy_tests.
 #include <cppunit/extensions/HelperMacros.h>
 
 #include <arpa/inet.h>
@@ -31,7 +31,6 @@ using sigil::workers::Fetch;
 using sigil::workers::FetchLimits;
 using sigil::workers::FetchRequest;
 using sigil::workers::FetchResponse;
-using sigil::workers::IsPublicAddress;
 
 namespace {
 
@@ -181,7 +180,9 @@ class ActionFetchTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testRefusesLoopbackSpellings);
     CPPUNIT_TEST(testRefusesPrivateAddressesBeforeConnecting);
     CPPUNIT_TEST(testRefusesRedirectToNonPublicAddress);
-    CPPUNIT_TEST(testAllowListAndAllowAny);
+    CPPUNIT_TEST(testAllowListAndTrustedFirstHop);
+    CPPUNIT_TEST(testRefusesTheServicesOwnNames);
+    CPPUNIT_TEST(testEveryRequestCarriesTheRunMarker);
     CPPUNIT_TEST(testRefusesOtherProtocols);
     CPPUNIT_TEST(testRefusesMalformedUrls);
     CPPUNIT_TEST(testRefusesBadMethods);
@@ -189,8 +190,6 @@ class ActionFetchTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testTransportFailures);
     CPPUNIT_TEST(testMessagesNameHostButNotQueryOrBody);
     CPPUNIT_TEST(testRefusesBadLimits);
-    CPPUNIT_TEST(testIsPublicAddressTable);
-    CPPUNIT_TEST(testIsPublicAddressOnSockaddr);
     CPPUNIT_TEST(testPerCallOverhead);
     CPPUNIT_TEST_SUITE_END();
 
@@ -457,14 +456,58 @@ public:
                     "fetch_failed", "redirect to allowed 127.0.0.2");
     }
 
-    void testAllowListAndAllowAny() {
-        FetchLimits any;
-        any.allow_any_address = true;
-        CPPUNIT_ASSERT_EQUAL(std::string("hello"), MustFetch(Get(Local("/hello")), any).body);
+    void testAllowListAndTrustedFirstHop() {
         // An allowed IPv4 address also covers its IPv4-mapped IPv6 spelling.
         CPPUNIT_ASSERT_EQUAL(std::string("hello"), MustFetch(Get(Url("[::ffff:127.0.0.1]", "/hello"))).body);
         // localhost resolves to ::1 and 127.0.0.1: only the allowed one is used.
         CPPUNIT_ASSERT_EQUAL(std::string("hello"), MustFetch(Get(Url("localhost", "/hello"))).body);
+        // The operator's own first hop (an IPFS gateway) is not checked...
+        FetchLimits gateway;
+        gateway.trusted_first_hop = true;
+        CPPUNIT_ASSERT_EQUAL(std::string("hello"), MustFetch(Get(Local("/hello")), gateway).body);
+        // ...but where it redirects is, as for actions, and also on the same origin (a fresh connection).
+        const std::string port = std::to_string(Server().port());
+        for (const std::string& to : {"http://127.0.0.1:" + port + "/hello", "http://localhost:" + port + "/hello",
+                                      "http://0x7f.1:" + port + "/hello", std::string("http://169.254.169.254/latest/")}) {
+            AssertFails(Get(Local("/redirect?to=" + to)), gateway, ErrorKind::Forbidden, "fetch_address_refused",
+                        "gateway redirect to " + to);
+        }
+        // With the address allowed (fetch_allowed_addresses), the redirect is followed.
+        gateway.allowed_addresses = {"127.0.0.1"};
+        CPPUNIT_ASSERT_EQUAL(std::string("hello"),
+                             MustFetch(Get(Local("/redirect?to=http://127.0.0.1:" + port + "/hello")), gateway).body);
+    }
+
+    void testRefusesTheServicesOwnNames() {
+        // 127.0.0.1 is allowed, so only the name rule can refuse these; the refusal comes before DNS.
+        FetchLimits limits = LoopbackAllowed();
+        limits.refused_hosts = {"localhost", "*.localhost", "sigil.example.com"};
+        for (const char* host : {"localhost", "LOCALHOST", "localhost.", "api.localhost", "a.b.localhost"}) {
+            AssertFails(Get(Url(host, "/hello")), limits, ErrorKind::Forbidden, "fetch_address_refused", host);
+        }
+        auto r = Fetch(Get(Url("localhost", "/hello")), limits);
+        CPPUNIT_ASSERT_MESSAGE(r.error().message, r.error().message.find("this service") != std::string::npos);
+        AssertFails(Get(Local("/redirect?to=http://localhost:" + std::to_string(Server().port()) + "/hello")), limits,
+                    ErrorKind::Forbidden, "fetch_address_refused", "redirect to localhost");
+        // Other names and the address itself are not names of the service.
+        CPPUNIT_ASSERT_EQUAL(std::string("hello"), MustFetch(Get(Local("/hello")), limits).body);
+        FetchLimits bad = LoopbackAllowed();
+        bad.refused_hosts = {"not a name"};
+        AssertFails(Get(Local("/hello")), bad, ErrorKind::Internal, "fetch_bad_limits", "refused host with a space");
+    }
+
+    void testEveryRequestCarriesTheRunMarker() {
+        auto echo = ParseEcho(MustFetch(Get(Local("/echo"))));
+        CPPUNIT_ASSERT_EQUAL(std::string("1"), std::string(echo["headers"]["x-sigil-run"].GetString()));
+        // On redirects too: /redirect sends the request on to /echo.
+        auto again = ParseEcho(MustFetch(Get(Local("/redirect?code=307&to=/echo"))));
+        CPPUNIT_ASSERT_EQUAL(std::string("1"), std::string(again["headers"]["x-sigil-run"].GetString()));
+        // An action can neither set it nor remove it.
+        for (const char* name : {"X-Sigil-Run", "x-sigil-run"}) {
+            FetchRequest request = Get(Local("/echo"));
+            request.headers = {{name, "0"}};
+            AssertFails(request, LoopbackAllowed(), ErrorKind::InvalidInput, "fetch_bad_request", name);
+        }
     }
 
     void testRefusesOtherProtocols() {
@@ -589,75 +632,6 @@ public:
         FetchLimits no_timeout;
         no_timeout.timeout_ms = 0;
         AssertFails(Get(Local("/hello")), no_timeout, ErrorKind::Internal, "fetch_bad_limits", "timeout 0");
-    }
-
-    void testIsPublicAddressTable() {
-        struct Case {
-            const char* address;
-            bool is_public;
-        };
-        static const Case CASES[] = {
-            // IPv4 edges of each refused range
-            {"0.0.0.0", false}, {"0.255.255.255", false}, {"1.0.0.0", true},
-            {"9.255.255.255", true}, {"10.0.0.0", false}, {"10.255.255.255", false}, {"11.0.0.0", true},
-            {"100.63.255.255", true}, {"100.64.0.0", false}, {"100.127.255.255", false}, {"100.128.0.0", true},
-            {"126.255.255.255", true}, {"127.0.0.1", false}, {"127.255.255.255", false}, {"128.0.0.0", true},
-            {"169.253.255.255", true}, {"169.254.0.0", false}, {"169.254.169.254", false}, {"169.255.0.0", true},
-            {"172.15.255.255", true}, {"172.16.0.0", false}, {"172.31.255.255", false}, {"172.32.0.0", true},
-            {"192.0.0.0", false}, {"192.0.0.255", false}, {"192.0.1.0", true}, {"192.0.2.1", false},
-            {"192.167.255.255", true}, {"192.168.0.0", false}, {"192.168.255.255", false}, {"192.169.0.0", true},
-            {"198.17.255.255", true}, {"198.18.0.0", false}, {"198.19.255.255", false}, {"198.20.0.0", true},
-            {"198.51.100.7", false}, {"203.0.113.9", false}, {"223.255.255.255", true}, {"224.0.0.0", false},
-            {"239.255.255.255", false}, {"240.0.0.0", false}, {"255.255.255.255", false},
-            {"8.8.8.8", true}, {"1.1.1.1", true}, {"93.184.216.34", true},
-            // IPv6
-            {"::", false}, {"::1", false}, {"::2", false}, {"2606:4700:4700::1111", true}, {"2001:4860:4860::8888", true},
-            {"fc00::", false}, {"fdff:ffff::1", false}, {"fe80::1", false}, {"febf:ffff::1", false},
-            {"fec0::1", false}, {"ff02::1", false}, {"fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", true},
-            {"2001:db8::1", false}, {"2001:0:4136:e378:8000:63bf:3fff:fdd2", false}, {"100::1", false},
-            {"64:ff9b:1::1", false},
-            // IPv6 spellings of IPv4 addresses, judged by the IPv4 address
-            {"::ffff:127.0.0.1", false}, {"::ffff:7f00:1", false}, {"::ffff:10.1.1.1", false},
-            {"::ffff:169.254.169.254", false}, {"::ffff:8.8.8.8", true}, {"::127.0.0.1", false},
-            {"::8.8.8.8", true}, {"64:ff9b::127.0.0.1", false}, {"64:ff9b::a9fe:a9fe", false},
-            {"64:ff9b::8.8.8.8", true}, {"2002:7f00:1::", false}, {"2002:0a00:0001::1", false},
-            {"2002:0808:0808::1", true},
-            // not addresses
-            {"", false}, {"localhost", false}, {"127.1", false}, {"1.2.3.4.5", false}, {"[::1]", false},
-            {"2130706433", false}, {"fe80::1%lo", false},
-        };
-        int checked = 0;
-        for (const Case& c : CASES) {
-            CPPUNIT_ASSERT_EQUAL_MESSAGE(c.address, c.is_public, IsPublicAddress(std::string_view(c.address)));
-            ++checked;
-        }
-        CPPUNIT_ASSERT(checked >= 30);
-    }
-
-    void testIsPublicAddressOnSockaddr() {
-        auto v4 = [](const char* text) {
-            sockaddr_in sa{};
-            sa.sin_family = AF_INET;
-            CPPUNIT_ASSERT(inet_pton(AF_INET, text, &sa.sin_addr) == 1);
-            return IsPublicAddress(reinterpret_cast<const sockaddr*>(&sa));
-        };
-        auto v6 = [](const char* text) {
-            sockaddr_in6 sa{};
-            sa.sin6_family = AF_INET6;
-            CPPUNIT_ASSERT(inet_pton(AF_INET6, text, &sa.sin6_addr) == 1);
-            return IsPublicAddress(reinterpret_cast<const sockaddr*>(&sa));
-        };
-        CPPUNIT_ASSERT(v4("8.8.8.8"));
-        CPPUNIT_ASSERT(!v4("127.0.0.1"));
-        CPPUNIT_ASSERT(!v4("172.16.0.0"));
-        CPPUNIT_ASSERT(v4("172.15.255.255"));
-        CPPUNIT_ASSERT(v6("2606:4700::1"));
-        CPPUNIT_ASSERT(!v6("::ffff:192.168.0.1"));
-        CPPUNIT_ASSERT(!v6("::1"));
-        sockaddr unix_family{};
-        unix_family.sa_family = AF_UNIX;
-        CPPUNIT_ASSERT(!IsPublicAddress(&unix_family));
-        CPPUNIT_ASSERT(!IsPublicAddress(static_cast<const sockaddr*>(nullptr)));
     }
 
     void testPerCallOverhead() {
