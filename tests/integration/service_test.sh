@@ -65,6 +65,12 @@ max_body_bytes = 4096
 test_routes = true
 CONF
 
+# A [worker] public_hosts entry that is not a host name is a configuration error, not a 500 per fetch.
+printf '[worker]\npublic_hosts = localhost, not a name\n' >"$work/bad-hosts.conf"
+if "$bin/sigil-worker" -c "$work/bad-hosts.conf" --check >"$work/check.log" 2>&1; then fail "bad public_hosts accepted"; fi
+grep -q "public_hosts" "$work/check.log" || fail "bad public_hosts: no clear message: $(cat "$work/check.log")"
+pass "sigil-worker --check refuses a public_hosts entry that is not a name"
+
 # Core dumps allowed where the hard limit lets us, so the check below sees the workers' own setting.
 ( ulimit -c unlimited 2>/dev/null || true; exec "$bin/sigil-supervisor" -c "$work/sigil.conf" ) >"$work/supervisor.log" 2>&1 &
 sup_pid=$!

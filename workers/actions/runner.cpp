@@ -331,6 +331,10 @@ Result<ActionSettings> ActionSettings::FromConfig(const common::Config& config) 
     s.fetch_max_response_bytes = static_cast<std::size_t>(i("fetch_max_response_bytes"));
     s.fetch_allowed_addresses = SplitList(config.GetString("actions", "fetch_allowed_addresses"));
     s.public_hosts = SplitList(config.GetString("worker", "public_hosts"));
+    if (auto policy = MakeFetchPolicy(s.fetch_allowed_addresses, s.public_hosts); !policy.ok()) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_config",
+                         "[actions] fetch_allowed_addresses or [worker] public_hosts: " + policy.error().message);
+    }
     s.ipfs_gateways = SplitList(config.GetString("actions", "ipfs_gateways"));
     for (const auto& g : s.ipfs_gateways) {
         if (g.rfind("http://", 0) != 0 && g.rfind("https://", 0) != 0) {

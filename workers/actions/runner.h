@@ -42,7 +42,8 @@ struct ActionSettings {
     std::size_t code_cache_entries = 256;
     std::string code_cache_dir;  // "" = no shared cache
 
-    // Errors: InvalidInput "invalid_config" naming the key (a gateway that is not http(s)).
+    // Errors: InvalidInput "invalid_config" naming the key (a gateway that is not http(s), an allowed
+    // fetch address that is not an IP address, a public host that is not a name).
     static common::Result<ActionSettings> FromConfig(const common::Config& config);
     // The JSON object of GET /core/v1/get_action_client_config.
     std::string ClientConfigJson() const;
