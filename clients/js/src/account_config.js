@@ -31,13 +31,30 @@ const STATUS = new Map([[PermissionDeniedError, 403], [AuthenticationError, 401]
 
 const snake = (name) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 
-/// A contract revert as a typed SigilError (code: the error's name in snake_case); anything else unchanged.
+// The custom error of a revert: ethers decodes it for calls, but not for a send's gas estimate
+// (revert null, the selector only in data), so it is decoded here with the contract's own interface.
+const IFACE = new ethers.Interface(ABI);
+function revertOf(e) {
+  if (e?.revert?.name) return e.revert;
+  const data = e?.data ?? e?.info?.error?.data;
+  if (typeof data !== 'string' || !/^0x[0-9a-fA-F]{8}/.test(data)) return null;
+  try {
+    return IFACE.parseError(data);
+  } catch {
+    return null;
+  }
+}
+
+/// A contract revert as a typed SigilError (code: the error's name in snake_case, the ethers error as
+/// cause); anything else unchanged.
 export function contractError(e) {
-  const name = e?.revert?.name;
-  const Cls = name ? REVERTS[name] : undefined;
+  const revert = revertOf(e);
+  const Cls = revert ? REVERTS[revert.name] : undefined;
   if (!Cls) return e;
-  const args = e.revert.args?.length ? `(${[...e.revert.args].join(', ')})` : '';
-  return new Cls(`AccountConfig reverted ${name}${args}`, { status: STATUS.get(Cls), code: snake(name), cause: e });
+  const args = revert.args?.length ? `(${[...revert.args].join(', ')})` : '';
+  const err = new Cls(`AccountConfig reverted ${revert.name}${args}`, { status: STATUS.get(Cls), code: snake(revert.name), cause: e });
+  err.revert = { name: revert.name, args: [...(revert.args ?? [])] };
+  return err;
 }
 
 async function mapped(fn) {
