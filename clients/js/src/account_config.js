@@ -83,8 +83,17 @@ export class AccountConfig {
   }
 
   /// The contract the service uses (GET /get_node_chain_config).
+  /// Refuses (ClientError chain_id_mismatch) a runner whose provider is on another chain.
   static async fromClient(client, runner) {
-    const { contract_address } = await client.getNodeChainConfig();
+    const { contract_address, chain_id } = await client.getNodeChainConfig();
+    const provider = runner?.provider ?? (typeof runner?.getNetwork === 'function' ? runner : null);
+    if (provider) {
+      const { chainId } = await provider.getNetwork();
+      if (BigInt(chainId) !== BigInt(chain_id)) {
+        throw new ClientError(`the wallet is on chain ${chainId}, the service on chain ${chain_id}`,
+          { code: ErrorCode.CHAIN_ID_MISMATCH });
+      }
+    }
     return new AccountConfig(contract_address, runner);
   }
 

@@ -124,6 +124,8 @@ test('typed errors of the signature endpoints', async () => {
   // A signer on another chain is refused by the SDK before it signs (spec rule 6: check chainId).
   const elsewhere = admin.connect(new ethers.JsonRpcProvider(stack.rpcUrl, 1, { staticNetwork: true }));
   await assert.rejects(c.createWalletWithSignature(elsewhere), (e) => e instanceof ClientError && e.code === ErrorCode.CHAIN_ID_MISMATCH);
+  await assert.rejects(ChainSecuredAccount.create({ client: c, signer: elsewhere }),
+    (e) => e instanceof ClientError && e.code === ErrorCode.CHAIN_ID_MISMATCH);
   // Conversion to a wallet that administers another account.
   const { api_key } = await c.newAccount();
   await assert.rejects(c.withApiKey(api_key).convertToChainSecuredAccount(admin),
