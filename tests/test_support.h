@@ -2,6 +2,7 @@
 #pragma once
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -18,9 +19,20 @@ inline std::string ReadDataFile(const std::string& name) {
     return ss.str();
 }
 
-}  // namespace sigil::test
-
-namespace sigil::test {
+// The known-answer loop of the vector files: calls check(line) for every line that is neither
+// empty nor a '#' comment and returns how many there were (suites assert the count, so a
+// truncated file cannot pass with fewer vectors).
+inline int ForEachVectorLine(const std::string& name, const std::function<void(const std::string&)>& check) {
+    std::istringstream in(ReadDataFile(name));
+    std::string line;
+    int lines = 0;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        check(line);
+        ++lines;
+    }
+    return lines;
+}
 
 // Path of a binary built by this tree, e.g. BinaryPath("keyd/sigil-keyd").
 inline std::string BinaryPath(const std::string& relative) { return std::string(SIGIL_BINARY_DIR) + "/" + relative; }

@@ -34,11 +34,7 @@ class AesGcmTests : public CppUnit::TestFixture {
 
 public:
     void testMcGrewViegaVectors() {
-        std::istringstream in(sigil::test::ReadDataFile("aes_gcm_mcgrew_viega.txt"));
-        std::string line;
-        int checked = 0;
-        while (std::getline(in, line)) {
-            if (line.empty() || line[0] == '#') continue;
+        const int checked = sigil::test::ForEachVectorLine("aes_gcm_mcgrew_viega.txt", [&](const std::string& line) {
             std::istringstream fields(line);
             std::string name, key, iv, aad, pt, ct, tag;
             fields >> name >> key >> iv >> aad >> pt >> ct >> tag;
@@ -56,8 +52,7 @@ public:
                 CPPUNIT_ASSERT_MESSAGE(name, from_hex.ok());
                 CPPUNIT_ASSERT(ConstantTimeEqual(from_hex->view(), p));
             }
-            ++checked;
-        }
+        });
         CPPUNIT_ASSERT_EQUAL(4, checked);
     }
 

@@ -20,11 +20,7 @@ class Base58Tests : public CppUnit::TestFixture {
 public:
     // Both directions for every pair of Bitcoin Core's base58_encode_decode.json.
     void testBitcoinCoreVectors() {
-        std::istringstream in(sigil::test::ReadDataFile("cid_base58_vectors.txt"));
-        std::string line;
-        int checked = 0;
-        while (std::getline(in, line)) {
-            if (line.empty() || line[0] == '#') continue;
+        const int checked = sigil::test::ForEachVectorLine("cid_base58_vectors.txt", [&](const std::string& line) {
             const auto sp = line.find(' ');
             CPPUNIT_ASSERT(line.rfind("hex:", 0) == 0 && sp != std::string::npos);
             CPPUNIT_ASSERT(line.compare(sp + 1, 4, "b58:") == 0);
@@ -34,8 +30,7 @@ public:
             auto decoded = Base58Decode(b58);
             CPPUNIT_ASSERT_MESSAGE(b58, decoded.ok());
             CPPUNIT_ASSERT_MESSAGE(b58, *decoded == bytes);
-            ++checked;
-        }
+        });
         CPPUNIT_ASSERT_EQUAL(21, checked);
     }
 

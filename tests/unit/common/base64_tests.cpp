@@ -35,11 +35,7 @@ class Base64Tests : public CppUnit::TestFixture {
 
 public:
     void testKnownAnswers() {
-        std::istringstream in(sigil::test::ReadDataFile("base64_rfc4648.txt"));
-        std::string line;
-        int checked = 0;
-        while (std::getline(in, line)) {
-            if (line.empty() || line[0] == '#') continue;
+        const int checked = sigil::test::ForEachVectorLine("base64_rfc4648.txt", [&](const std::string& line) {
             const auto sp = line.rfind(' ');
             const Bytes input = Input(line.substr(0, sp));
             std::string expected = line.substr(sp + 1);
@@ -48,8 +44,7 @@ public:
             auto decoded = Base64Decode(expected);
             CPPUNIT_ASSERT_MESSAGE(line, decoded.ok());
             CPPUNIT_ASSERT_MESSAGE(line, *decoded == input);
-            ++checked;
-        }
+        });
         CPPUNIT_ASSERT(checked >= 7);
     }
 

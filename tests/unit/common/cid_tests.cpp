@@ -26,16 +26,13 @@ struct Vector {
 const std::map<std::string, Vector>& Vectors() {
     static const std::map<std::string, Vector> vectors = [] {
         std::map<std::string, Vector> out;
-        std::istringstream in(sigil::test::ReadDataFile("cid_vectors.txt"));
-        std::string line;
-        while (std::getline(in, line)) {
-            if (line.empty() || line[0] == '#') continue;
+        sigil::test::ForEachVectorLine("cid_vectors.txt", [&](const std::string& line) {
             std::istringstream fields(line);
             Vector v;
             std::string spec;
             fields >> v.layout.chunk_size >> v.layout.max_links >> spec >> v.cid;
             out[std::to_string(v.layout.chunk_size) + " " + std::to_string(v.layout.max_links) + " " + spec] = v;
-        }
+        });
         return out;
     }();
     return vectors;

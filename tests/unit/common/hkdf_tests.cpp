@@ -29,19 +29,14 @@ class HkdfTests : public CppUnit::TestFixture {
 
 public:
     void testRfc5869Vectors() {
-        std::istringstream in(sigil::test::ReadDataFile("hkdf_rfc5869.txt"));
-        std::string line;
-        int checked = 0;
-        while (std::getline(in, line)) {
-            if (line.empty() || line[0] == '#') continue;
+        const int checked = sigil::test::ForEachVectorLine("hkdf_rfc5869.txt", [&](const std::string& line) {
             std::istringstream fields(line);
             std::string ikm, salt, info, okm;
             std::size_t length = 0;
             fields >> ikm >> salt >> info >> length >> okm;
             CPPUNIT_ASSERT_EQUAL(okm.size(), length * 2);
             CPPUNIT_ASSERT_EQUAL_MESSAGE(line.substr(0, 40), okm, Okm(Field(ikm), Field(salt), Field(info), length));
-            ++checked;
-        }
+        });
         CPPUNIT_ASSERT_EQUAL(3, checked);
     }
 

@@ -22,16 +22,11 @@ class KeccakTests : public CppUnit::TestFixture {
 
 public:
     void testKnownAnswers() {
-        std::istringstream in(sigil::test::ReadDataFile("keccak256.txt"));
-        std::string line;
-        int checked = 0;
-        while (std::getline(in, line)) {
-            if (line.empty() || line[0] == '#') continue;
+        const int checked = sigil::test::ForEachVectorLine("keccak256.txt", [&](const std::string& line) {
             const auto sp = line.rfind(' ');
             const std::string input = line.substr(0, sp), expected = line.substr(sp + 1);
             CPPUNIT_ASSERT_EQUAL_MESSAGE(input, expected, HexEncode(Keccak256Hash(Input(input))));
-            ++checked;
-        }
+        });
         CPPUNIT_ASSERT(checked >= 4);
     }
     void testIncrementalMatchesOneShot() {

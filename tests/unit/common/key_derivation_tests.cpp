@@ -59,18 +59,14 @@ public:
     }
 
     void testFrozenKnownAnswers() {
-        std::istringstream in(sigil::test::ReadDataFile("hkdf_key_derivation.txt"));
-        std::string line;
-        int checked = 0;
-        while (std::getline(in, line)) {
-            if (line.empty() || line[0] == '#') continue;
+        const int checked = sigil::test::ForEachVectorLine("hkdf_key_derivation.txt", [&](const std::string& line) {
             std::istringstream f(line);
             std::string kind, a, b, expected;
             f >> kind;
             if (kind == "root") {
                 f >> a;
                 CPPUNIT_ASSERT_EQUAL(HexEncode(m_root.view()), a);
-                continue;
+                return;
             }
             std::string got;
             if (kind == "sign") {
@@ -100,9 +96,8 @@ public:
                 CPPUNIT_FAIL("unknown line kind " + kind);
             }
             CPPUNIT_ASSERT_EQUAL_MESSAGE(line.substr(0, 40), expected, got);
-            ++checked;
-        }
-        CPPUNIT_ASSERT_EQUAL(11, checked);
+        });
+        CPPUNIT_ASSERT_EQUAL(12, checked);  // the root line and 11 derivations
     }
 
     void testDeterministic() {

@@ -17,17 +17,14 @@ namespace {
 const std::string ORDER_HEX = "0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141";
 
 std::vector<std::vector<std::string>> VectorLines(const std::string& kind) {
-    std::istringstream in(sigil::test::ReadDataFile("secp256k1_vectors.txt"));
     std::vector<std::vector<std::string>> out;
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') continue;
+    sigil::test::ForEachVectorLine("secp256k1_vectors.txt", [&](const std::string& line) {
         std::istringstream fields(line);
         std::vector<std::string> row;
         std::string f;
         while (fields >> f) row.push_back(f);
         if (!row.empty() && row[0] == kind) out.push_back(row);
-    }
+    });
     return out;
 }
 

@@ -28,11 +28,7 @@ class Sha256Tests : public CppUnit::TestFixture {
 
 public:
     void testKnownAnswers() {
-        std::istringstream in(sigil::test::ReadDataFile("sha256_nist.txt"));
-        std::string line;
-        int checked = 0;
-        while (std::getline(in, line)) {
-            if (line.empty() || line[0] == '#') continue;
+        const int checked = sigil::test::ForEachVectorLine("sha256_nist.txt", [&](const std::string& line) {
             const auto sp = line.rfind(' ');
             const std::string input = line.substr(0, sp), expected = line.substr(sp + 1);
             const Bytes data = Input(input);
@@ -43,8 +39,7 @@ public:
                 h.Update(ByteView(data).subspan(off, std::min<std::size_t>(1000, data.size() - off)));
             }
             CPPUNIT_ASSERT_EQUAL(expected, HexEncode(h.Final()));
-            ++checked;
-        }
+        });
         CPPUNIT_ASSERT(checked >= 5);
     }
 
