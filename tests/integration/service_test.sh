@@ -33,7 +33,10 @@ cleanup() {
     fi
     # Workers die with the supervisor (parent-death signal); make sure none survive a failure.
     for w in $left; do kill -KILL "$w" 2>/dev/null || true; done
-    [[ -n $ngx_pid ]] && { sleep 0.2; kill -KILL "$ngx_pid" 2>/dev/null || true; }
+    if [[ -n $ngx_pid ]]; then
+        for _ in $(seq 20); do kill -0 "$ngx_pid" 2>/dev/null || break; sleep 0.05; done
+        kill -KILL "$ngx_pid" 2>/dev/null || true
+    fi
     wait 2>/dev/null || true
     if [[ $rc -ne 0 ]]; then
         echo "---- supervisor log"; tail -40 "$work/supervisor.log" 2>/dev/null || true
@@ -91,6 +94,20 @@ expect_json_error() {  # expect_json_error STATUS CODE GOT_STATUS
 }
 workers() { { pgrep -P "$sup_pid" || true; } | sort; }
 health_total() { [[ $(req /health) == 200 ]] && jget "$work/body" workers.total || echo 0; }
+wait_busy() {  # wait until /health shows a worker busy besides the one answering it
+    for _ in $(seq 100); do
+        [[ $(req /health) == 200 ]] && (( $(jget "$work/body" workers.busy) >= 2 )) && return 0
+        sleep 0.02
+    done
+    fail "no worker became busy"
+}
+wait_lines() {  # wait_lines FILE N: until FILE has at least N lines
+    for _ in $(seq 500); do
+        [[ -f $1 ]] && (( $(wc -l <"$1") >= $2 )) && return 0
+        sleep 0.02
+    done
+    fail "$1 did not reach $2 lines"
+}
 wait_pool() {  # wait until the pool shows 2 workers, not counting `exclude`
     for _ in $(seq 50); do
         local w; w=$(workers | { grep -vx "${1:-none}" || true; } | wc -l)
@@ -151,7 +168,7 @@ accepted=$(( $(jget "$work/body" workers.connections_accepted) - accepted_before
 (( accepted <= 4 )) || fail "31 sequential requests opened $accepted new FastCGI connections (kept connections unused)"
 curl -sk --max-time 20 -o /dev/null "$base/core/v1/test/sleep?ms=1500" &
 slow_curl=$!
-sleep 0.2
+wait_busy
 slowest=0
 for _ in $(seq 20); do
     t=$(curl -sk --max-time 5 -o /dev/null -w '%{http_code} %{time_total}' "$base/core/v1/version")
@@ -172,7 +189,7 @@ pass "kill -9 of an idle worker: pool refilled"
 # --- kill -9 a busy worker: its client gets a JSON 502 from nginx, then the pool refills
 curl -sk --max-time 20 -o "$work/busy_body" -w '%{http_code}' "$base/core/v1/test/sleep?ms=1500" >"$work/busy_code" &
 busy_curl=$!
-sleep 0.5
+wait_busy
 for w in $(workers); do kill -KILL "$w"; done
 wait "$busy_curl" || true
 [[ $(cat "$work/busy_code") == 502 && $(jget "$work/busy_body" error.code) == service_unavailable ]] ||
@@ -210,13 +227,15 @@ before=$(workers | tr '\n' ' ')
     for i in $(seq 120); do
         c=$(curl -sk --max-time 10 -o /dev/null -w '%{http_code}' "$base/core/v1/test/sleep?ms=20") || c=000
         [[ $c == 200 ]] || { fails=$((fails + 1)); echo "request $i: $c" >>"$work/load_failures"; }
+        echo "$i" >>"$work/load_progress"
     done
     echo "$fails" >"$work/load_result"
 ) &
 load_pid=$!
-sleep 0.5
+wait_lines "$work/load_progress" 10
 kill -HUP "$sup_pid"
-sleep 1
+for _ in $(seq 100); do grep -q 'reloading: generation 2' "$work/supervisor.log" && break; sleep 0.02; done
+wait_lines "$work/load_progress" 40
 kill -HUP "$sup_pid"
 wait "$load_pid"
 load_pid=""
@@ -237,7 +256,7 @@ pass "SIGHUP x2 under load (120 requests, 0 failed), workers replaced; max_reque
 all_workers=$(workers)
 curl -sk --max-time 20 -o /dev/null -w '%{http_code}' "$base/core/v1/test/sleep?ms=1200" >"$work/inflight_code" &
 inflight=$!
-sleep 0.4
+wait_busy
 kill -TERM "$sup_pid"
 wait "$inflight" || true
 [[ $(cat "$work/inflight_code") == 200 ]] || fail "in-flight request during SIGTERM: $(cat "$work/inflight_code")"
