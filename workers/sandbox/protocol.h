@@ -37,6 +37,17 @@
 
 namespace sigil::workers {
 
+// How a child that did not finish normally tells the worker why: its exit status, which the
+// zygote reports. Only our native code picks these (the allocator, the timeout hook, channel
+// failures), never a script; the worker still reads a signal (SIGXCPU, SIGKILL, SIGSYS) as the
+// stronger evidence.
+constexpr int SANDBOX_EXIT_OK = 0;               // DONE was sent
+constexpr int SANDBOX_EXIT_CHANNEL_LOST = 120;   // the worker went away or spoke nonsense
+constexpr int SANDBOX_EXIT_SETUP_FAILED = 121;   // rlimits, seccomp or heap creation failed
+constexpr int SANDBOX_EXIT_ENGINE_FATAL = 122;   // Duktape's fatal handler ran
+constexpr int SANDBOX_EXIT_TIME_LIMIT = 124;     // the in-engine deadline passed
+constexpr int SANDBOX_EXIT_MEMORY_LIMIT = 125;   // the counting allocator refused a request
+
 constexpr std::size_t SANDBOX_HEADER_SIZE = 4;
 // Cap for frames the worker sends (RUN carries up to 16 MiB of code plus params).
 constexpr std::size_t SANDBOX_MAX_PAYLOAD = 17 * 1024 * 1024;
