@@ -3,9 +3,7 @@
 // lockdown, seccomp, limits, the op channel, and what the zygote's process image holds.
 #include <cppunit/extensions/HelperMacros.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -147,7 +145,6 @@ class SandboxRunTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testChildrenDieWithTheControlSocket);
     CPPUNIT_TEST(testProductionSandboxHasNoTestNatives);
     CPPUNIT_TEST(testMissingExecutableFailsToStart);
-    CPPUNIT_TEST(testHelloWorldLatency);
     CPPUNIT_TEST_SUITE_END();
 
     std::optional<Zygote> m_zygote;
@@ -475,17 +472,6 @@ public:
         auto r = RunAction(*wrong, RunRequest{"function main() {}", "{}", {}}, h);
         CPPUNIT_ASSERT(!r.ok());
         CPPUNIT_ASSERT_EQUAL(std::string("zygote_gone"), r.error().code);
-    }
-    void testHelloWorldLatency() {
-        std::vector<double> ms;
-        for (int i = 0; i < 200; ++i) {
-            const auto start = std::chrono::steady_clock::now();
-            auto o = Run("function main() { return 'Hello World!'; }");
-            ms.push_back(Seconds(start) * 1000.0);
-            CPPUNIT_ASSERT(o.end == RunEnd::Completed);
-        }
-        std::sort(ms.begin(), ms.end());
-        std::printf("\nsandbox hello-world run: p50 %.3f ms, p90 %.3f ms, max %.3f ms (200 runs)\n", ms[100], ms[180], ms.back());
     }
 };
 
