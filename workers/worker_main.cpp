@@ -113,7 +113,8 @@ int main(int argc, char** argv) {
         std::printf("%s: configuration ok\n", config_path.c_str());
         return 0;
     }
-    // The sandbox zygote forks first, while this process holds nothing but its configuration.
+    // The sandbox zygote (sigil-sandbox, fork+exec) starts first, while this process holds nothing
+    // but its configuration and before it accepts any request.
     auto runner = workers::ActionRunner::Create(std::move(action_settings).value());
     if (!runner.ok()) common::LogError("action sandbox unavailable: " + runner.error().message);
 
