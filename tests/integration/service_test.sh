@@ -117,6 +117,8 @@ for w in $(workers); do
     [[ $(readlink "/proc/$z/exe") == "$bin/sigil-sandbox" ]] || fail "zygote $z runs $(readlink "/proc/$z/exe")"
     grep -q libcurl "/proc/$w/maps" && grep -q libfcgi "/proc/$w/maps" || fail "worker $w maps no libcurl/libfcgi: the check is blind"
     zmaps=$(cat "/proc/$z/maps")
+    # Loaded (right after exec the libraries may not be mapped yet): libcrypto is common's.
+    grep -q libcrypto <<<"$zmaps" || fail "zygote $z maps no libcrypto: not loaded yet?"
     ! grep -qE 'libcurl|libfcgi' <<<"$zmaps" || fail "zygote $z maps $(grep -oE '[^ ]*(libcurl|libfcgi)[^ ]*' <<<"$zmaps" | sort -u | tr '\n' ' ')"
 done
 pass "each worker's zygote is sigil-sandbox and maps no libcurl or libfcgi (its worker maps both)"
