@@ -69,6 +69,16 @@ std::vector<std::string> ZygoteEnvironment() {
     // The zygote must not outlive its worker; if the worker died before this line, go now.
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail();
     if (::getppid() != parent) ::_exit(127);
+    // A clean signal state: exec keeps the blocked mask and ignored signals, and a worker may have
+    // both (it ignores SIGPIPE and SIGHUP); the sandbox's limits count on default actions (SIGXCPU).
+    sigset_t none;
+    ::sigemptyset(&none);
+    if (::sigprocmask(SIG_SETMASK, &none, nullptr) != 0) fail();
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) {
+        if (sig != SIGKILL && sig != SIGSTOP) (void)::sigaction(sig, &dfl, nullptr);  // EINVAL for the RT signals libc keeps
+    }
     // Park both descriptors above the ones being arranged, then place the control socket at 3
     // (without close-on-exec) and /dev/null at 0 (a worker's 0 is the FastCGI listen socket).
     const int ctl = ::fcntl(control, F_DUPFD_CLOEXEC, EXEC_SCRATCH_FD);

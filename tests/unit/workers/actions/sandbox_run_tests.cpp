@@ -4,6 +4,7 @@
 #include <cppunit/extensions/HelperMacros.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -142,6 +144,7 @@ class SandboxRunTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testZygoteIsItsOwnCleanExecutable);
     CPPUNIT_TEST(testChildIsForkedFromTheZygote);
     CPPUNIT_TEST(testZygoteInheritsNoWorkerDescriptor);
+    CPPUNIT_TEST(testZygoteStartsWithCleanSignalState);
     CPPUNIT_TEST(testChildrenDieWithTheControlSocket);
     CPPUNIT_TEST(testProductionSandboxHasNoTestNatives);
     CPPUNIT_TEST(testMissingExecutableFailsToStart);
@@ -445,6 +448,34 @@ public:
         CPPUNIT_ASSERT_EQUAL(std::string("/dev/null"), std::string(target));
         // Nothing of the worker's environment (sanitizer builds pass their options only).
         CPPUNIT_ASSERT(ReadFile("/proc/" + std::to_string(z->pid()) + "/environ").find("PATH=") == std::string::npos);
+    }
+    void testZygoteStartsWithCleanSignalState() {
+        // A worker ignores SIGPIPE and SIGHUP and may block signals; exec keeps both, so the host
+        // resets them. The zygote itself only blocks SIGCHLD (read through its signalfd).
+        struct sigaction ignore {}, old_pipe {}, old_hup {};
+        ignore.sa_handler = SIG_IGN;
+        ::sigaction(SIGPIPE, &ignore, &old_pipe);
+        ::sigaction(SIGHUP, &ignore, &old_hup);
+        sigset_t block, old_mask;
+        ::sigemptyset(&block);
+        ::sigaddset(&block, SIGXCPU);
+        ::sigaddset(&block, SIGUSR1);
+        ::pthread_sigmask(SIG_BLOCK, &block, &old_mask);
+        auto z = Zygote::Start(ZygoteOptions{TEST_SANDBOX, {}});
+        ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+        ::sigaction(SIGPIPE, &old_pipe, nullptr);
+        ::sigaction(SIGHUP, &old_hup, nullptr);
+        CPPUNIT_ASSERT(z.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string("1"), RunOn(*z, "function main() { return 1; }").response_json);
+        const std::string status = ReadFile("/proc/" + std::to_string(z->pid()) + "/status");
+        const auto field = [&](const std::string& name) {
+            const auto at = status.find("\n" + name + ":\t");
+            return at == std::string::npos ? std::string() : status.substr(at + name.size() + 3, 16);
+        };
+        CPPUNIT_ASSERT_EQUAL_MESSAGE(status, std::string("0000000000000000"), field("SigIgn"));
+        char chld_only[17];
+        std::snprintf(chld_only, sizeof chld_only, "%016llx", 1ull << (SIGCHLD - 1));
+        CPPUNIT_ASSERT_EQUAL_MESSAGE(status, std::string(chld_only), field("SigBlk"));
     }
     void testChildrenDieWithTheControlSocket() {
         int sv[2];
