@@ -35,7 +35,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (auto control = DecodeZygoteControl(input); control.ok()) {
         const sigil::common::Bytes again = EncodeZygoteControl(*control);
         if (again.size() != size || !std::equal(again.begin(), again.end(), data)) std::abort();
-        if (control->type != ZygoteControlType::Spawned && control->pid <= 0) std::abort();
+        // SPAWN carries no pid; KILL and EXITED name a real process; SPAWNED may say -1 (fork failed).
+        const bool names_process = control->type == ZygoteControlType::Kill || control->type == ZygoteControlType::Exited;
+        if (names_process && control->pid <= 0) std::abort();
+        if (control->type == ZygoteControlType::Spawned && control->pid == 0) std::abort();
     }
 
     // Stream the same bytes through the reader in chunks whose sizes come from the input.
