@@ -123,6 +123,14 @@ for w in $(workers); do
 done
 pass "each worker's zygote is sigil-sandbox and maps no libcurl or libfcgi (its worker maps both)"
 
+# sigil-worker --check finds sigil-sandbox beside itself by default, and refuses a sandbox_path
+# that is not an executable (exit 78, the key named) instead of failing at the first start.
+"$bin/sigil-worker" -c "$work/sigil.conf" --check >/dev/null 2>"$work/check.err" || fail "worker --check: $(cat "$work/check.err")"
+{ cat "$work/sigil.conf"; printf '[actions]\nsandbox_path = %s\n' "$work/no-such-sandbox"; } >"$work/bad-sandbox.conf"
+rc=0; "$bin/sigil-worker" -c "$work/bad-sandbox.conf" --check >/dev/null 2>"$work/check.err" || rc=$?
+[[ $rc -eq 78 ]] && grep -q "sandbox_path.*no-such-sandbox" "$work/check.err" || fail "worker --check with a missing sandbox: exit $rc, $(cat "$work/check.err")"
+pass "sigil-worker --check finds sigil-sandbox, refuses a missing sandbox_path (78)"
+
 [[ $(req /core/v1/version) == 200 && $(jget "$work/body" service) == sigil ]] || fail "version"
 expect_json_error 404 not_found "$(req /core/v1/no_such_endpoint)"
 expect_json_error 405 method_not_allowed "$(req /core/v1/version -X POST -d '{}' -H 'Content-Type: application/json')"
