@@ -81,6 +81,8 @@ constexpr ConfigKey kSchema[] = {
      "per worker: action sources and lowered code kept by CID"},
     {"actions", "code_cache_dir", ConfigType::String, "", 0, 0,
      "folder where code fetched by CID is kept for every worker and restart (checked again on read); empty = memory only"},
+    {"actions", "sandbox_path", ConfigType::String, "", 0, 0,
+     "the sigil-sandbox executable each worker execs as its zygote; empty = the one beside sigil-worker"},
     {"keyd", "socket_path", ConfigType::String, "", 0, 0,
      "sigil-keyd's unix socket; empty = no keyd (/health then omits it)"},
     {"keyd", "request_timeout_ms", ConfigType::Int, "2000", 50, 60000,

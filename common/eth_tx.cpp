@@ -138,4 +138,65 @@ Hash32 LegacyEip155SigningHash(const LegacyTx& tx, std::uint64_t chain_id) {
     return Keccak256Hash(RlpEncode(list));
 }
 
+namespace {
+
+std::vector<RlpItem> LegacyFields(const LegacyTx& tx) {
+    return {RlpItem::Uint(tx.nonce), RlpItem::Uint(tx.gas_price), RlpItem::Uint(tx.gas_limit),
+            ToItem(tx.to),           RlpItem::Uint(tx.value),     RlpItem::String(tx.data)};
+}
+
+Bytes TypedPayload(std::uint8_t type, const std::vector<RlpItem>& fields) {
+    Bytes out{type};
+    const Bytes body = RlpEncode(RlpItem::List(fields));
+    out.insert(out.end(), body.begin(), body.end());
+    return out;
+}
+
+Error BadSignature() {
+    return MakeError(ErrorKind::InvalidInput, "tx_bad_signature", "y_parity must be 0 or 1 and r, s nonzero");
+}
+
+std::vector<RlpItem> Eip2930Fields(const LegacyTx& tx, std::uint64_t chain_id) {
+    std::vector<RlpItem> fields = LegacyFields(tx);
+    fields.insert(fields.begin(), RlpItem::Uint(chain_id));
+    fields.push_back(RlpItem::List({}));
+    return fields;
+}
+
+}  // namespace
+
+Hash32 LegacySigningHash(const LegacyTx& tx, std::uint64_t chain_id) {
+    if (chain_id != 0) return LegacyEip155SigningHash(tx, chain_id);
+    return Keccak256Hash(RlpEncode(RlpItem::List(LegacyFields(tx))));
+}
+
+Result<Bytes> EncodeSignedLegacy(const LegacyTx& tx, std::uint64_t chain_id, std::uint8_t y_parity, const Hash32& r,
+                                 const Hash32& s) {
+    if (y_parity > 1 || AllZero(r) || AllZero(s)) return BadSignature();
+    // chain_id * 2 + 35 + y fits easily in 256 bits for any 64-bit chain id.
+    const Uint256 v = chain_id != 0 ? *Uint256::FromUint64(chain_id)
+                                           .CheckedMul(2)
+                                           ->CheckedAdd(Uint256::FromUint64(35u + y_parity))
+                                    : Uint256::FromUint64(27u + y_parity);
+    std::vector<RlpItem> fields = LegacyFields(tx);
+    fields.push_back(RlpItem::Uint(v));
+    fields.push_back(RlpItem::Uint(Uint256::FromWord(r)));
+    fields.push_back(RlpItem::Uint(Uint256::FromWord(s)));
+    return RlpEncode(RlpItem::List(std::move(fields)));
+}
+
+Bytes Eip2930SigningPayload(const LegacyTx& tx, std::uint64_t chain_id) {
+    return TypedPayload(EIP2930_TX_TYPE, Eip2930Fields(tx, chain_id));
+}
+
+Result<Bytes> EncodeSignedEip2930(const LegacyTx& tx, std::uint64_t chain_id, std::uint8_t y_parity, const Hash32& r,
+                                  const Hash32& s) {
+    if (y_parity > 1 || AllZero(r) || AllZero(s)) return BadSignature();
+    std::vector<RlpItem> fields = Eip2930Fields(tx, chain_id);
+    fields.push_back(RlpItem::Uint(y_parity));
+    fields.push_back(RlpItem::Uint(Uint256::FromWord(r)));
+    fields.push_back(RlpItem::Uint(Uint256::FromWord(s)));
+    return TypedPayload(EIP2930_TX_TYPE, fields);
+}
+
 }  // namespace sigil::common

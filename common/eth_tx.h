@@ -1,4 +1,5 @@
-// Ethereum transactions: EIP-1559 (type 0x02) signing payload, hash and signed encoding; legacy EIP-155 signing hash.
+// Ethereum transactions: EIP-1559 (type 0x02), legacy (Homestead and EIP-155) and EIP-2930 (type
+// 0x01, empty access list) signing payloads, hashes and signed encodings.
 // Signing itself (secp256k1) lives elsewhere: these functions take and produce bytes only.
 #pragma once
 
@@ -13,6 +14,7 @@
 namespace sigil::common {
 
 inline constexpr std::uint8_t EIP1559_TX_TYPE = 0x02;
+inline constexpr std::uint8_t EIP2930_TX_TYPE = 0x01;
 
 struct AccessListEntry {
     Address20 address{};
@@ -52,7 +54,8 @@ Hash32 TxHash(ByteView raw_signed);
 // integers out of range, `to` neither empty nor 20 bytes).
 Result<Eip1559Tx> DecodeSigningPayload(ByteView payload);
 
-// Pre-EIP-1559 transaction, kept for the EIP-155 signing hash.
+// Pre-EIP-1559 transaction (legacy, and EIP-2930 with an empty access list), as actions sign them
+// with ethers.
 struct LegacyTx {
     std::uint64_t nonce = 0;
     Uint256 gas_price;
@@ -64,5 +67,22 @@ struct LegacyTx {
 
 // keccak256(rlp([nonce, gasPrice, gas, to, value, data, chainId, 0, 0])) per EIP-155.
 Hash32 LegacyEip155SigningHash(const LegacyTx& tx, std::uint64_t chain_id);
+
+// The digest a legacy transaction's sender signs: LegacyEip155SigningHash when chain_id != 0, else
+// the Homestead form keccak256(rlp([nonce, gasPrice, gas, to, value, data])).
+Hash32 LegacySigningHash(const LegacyTx& tx, std::uint64_t chain_id);
+
+// The raw signed legacy transaction rlp([nonce, gasPrice, gas, to, value, data, v, r, s]) with
+// v = chainId * 2 + 35 + yParity (EIP-155), or 27 + yParity when chain_id is 0, as ethers writes it.
+// Errors: InvalidInput "tx_bad_signature" when y_parity > 1 or r or s is zero.
+Result<Bytes> EncodeSignedLegacy(const LegacyTx& tx, std::uint64_t chain_id, std::uint8_t y_parity, const Hash32& r,
+                                 const Hash32& s);
+
+// EIP-2930 with an empty access list (what ethers picks for a gasPrice without a type):
+// 0x01 || rlp([chainId, nonce, gasPrice, gas, to, value, data, []]); its keccak256 is signed.
+Bytes Eip2930SigningPayload(const LegacyTx& tx, std::uint64_t chain_id);
+// 0x01 || rlp([...the eight fields..., yParity, r, s]). Errors: as EncodeSignedLegacy.
+Result<Bytes> EncodeSignedEip2930(const LegacyTx& tx, std::uint64_t chain_id, std::uint8_t y_parity, const Hash32& r,
+                                  const Hash32& s);
 
 }  // namespace sigil::common

@@ -76,14 +76,31 @@ Result<MessageReader> OpenReply(ByteView payload, KeydMessage expected) {
 
 // FrameDecoder ---------------------------------------------------------------------------------
 
-FrameDecoder::FrameDecoder(std::size_t max_payload)
-    : m_max_payload(max_payload), m_buf(IPC_HEADER_SIZE + max_payload) {}
+FrameDecoder::FrameDecoder(std::size_t max_payload) : FrameDecoder(max_payload, IPC_HEADER_SIZE + max_payload, false) {}
+
+FrameDecoder::FrameDecoder(std::size_t max_payload, std::size_t initial_size, bool growing)
+    : m_max_payload(max_payload), m_growing(growing), m_buf(initial_size) {}
+
+FrameDecoder FrameDecoder::Growing(std::size_t max_payload) {
+    // Most op-channel frames (an op, a result, a log line) fit the first buffer.
+    constexpr std::size_t INITIAL = 4096;
+    return FrameDecoder(max_payload, std::min(INITIAL, IPC_HEADER_SIZE + max_payload), true);
+}
+
+void FrameDecoder::Reserve(std::size_t size) {
+    if (size <= m_buf.size()) return;
+    SecretBytes bigger(std::max(size, 2 * m_buf.size()));
+    if (m_used > 0) std::memcpy(bigger.data(), m_buf.data(), m_used);
+    m_buf = std::move(bigger);  // the old buffer wipes itself
+}
 
 std::size_t FrameDecoder::Space() const { return Failed() ? 0 : m_buf.size() - m_used; }
 
 Status FrameDecoder::Feed(ByteView data) {
     if (m_failed) return *m_failed;
-    if (data.size() > Space()) {
+    if (m_growing) {
+        Reserve(m_used + data.size());
+    } else if (data.size() > Space()) {
         m_failed = MakeError(ErrorKind::TooLarge, "frame_buffer_full", "more bytes than the frame buffer holds");
         return *m_failed;
     }
@@ -108,6 +125,7 @@ Status FrameDecoder::Feed(ByteView data) {
                                          std::to_string(m_max_payload));
             }
             if (m_failed) return *m_failed;
+            if (m_growing) Reserve(start + IPC_HEADER_SIZE + length);
         }
     }
     return Success();
@@ -140,7 +158,7 @@ std::size_t FrameDecoder::Pending() const {
 
 // MessageWriter / MessageReader ----------------------------------------------------------------
 
-MessageWriter::MessageWriter(std::uint8_t type) {
+MessageWriter::MessageWriter(std::uint8_t type, std::size_t max_payload) : m_max_payload(max_payload) {
     m_frame.reserve(64);
     m_frame.resize(IPC_HEADER_SIZE);
     m_frame.push_back(type);
@@ -149,7 +167,7 @@ MessageWriter::MessageWriter(std::uint8_t type) {
 void MessageWriter::PutBytes(ByteView field) {
     if (m_too_large) return;
     const std::size_t payload_after = m_frame.size() - IPC_HEADER_SIZE + 4 + field.size();
-    if (field.size() > IPC_MAX_PAYLOAD || payload_after > IPC_MAX_PAYLOAD) {
+    if (field.size() > m_max_payload || payload_after > m_max_payload) {
         m_too_large = true;
         return;
     }
@@ -167,7 +185,8 @@ void MessageWriter::PutU64(std::uint64_t value) {
 
 Result<SecretBuffer> MessageWriter::Finish() && {
     if (m_too_large) {
-        return MakeError(ErrorKind::TooLarge, "frame_too_large", "message exceeds the 64 KiB frame cap");
+        return MakeError(ErrorKind::TooLarge, "frame_too_large",
+                         "message exceeds the frame cap of " + std::to_string(m_max_payload) + " bytes");
     }
     WriteU32(m_frame.data(), static_cast<std::uint32_t>(m_frame.size() - IPC_HEADER_SIZE));
     return std::move(m_frame);

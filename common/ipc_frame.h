@@ -67,26 +67,34 @@ struct WipingAllocator {
 // A growable byte buffer that wipes itself: the type of every encoded frame.
 using SecretBuffer = std::vector<std::uint8_t, WipingAllocator<std::uint8_t>>;
 
-// Splits a byte stream into frames. The buffer is allocated once (header + cap) and wiped on
-// destruction and as frames are consumed, so a peer can never make it grow.
+// Splits a byte stream into frames (keyd's, and the sandbox op channel's).
+//
+// Fixed (the default, keyd): the buffer is allocated once (header + cap) and wiped on destruction
+// and as frames are consumed, so a peer can never make it grow.
 // Typical loop: while (auto p = d.Front()) { handle(*p); d.Pop(); }  then read at most Space()
 // bytes and Feed them. Space() is 0 only while a complete frame waits to be popped.
+//
+// Growing (FrameDecoder::Growing(cap), the sandbox op channel, whose cap is megabytes while most
+// frames are a few bytes): the buffer starts small and grows to what a header announces (never
+// past header + cap), and Feed takes any amount (the frames it completes stay buffered until
+// popped). Old buffers are wiped before they are freed.
 class FrameDecoder {
 public:
     explicit FrameDecoder(std::size_t max_payload = IPC_MAX_PAYLOAD);
+    static FrameDecoder Growing(std::size_t max_payload);
 
-    // How many bytes Feed accepts now.
+    // How many bytes Feed accepts now (fixed), or fits without growing (growing).
     std::size_t Space() const;
 
     // Append received bytes.
     // Errors (all mean "close the connection"; the decoder stays failed afterwards):
     //   TooLarge "frame_too_large"      a header announced more than max_payload bytes;
     //   InvalidInput "frame_empty"      a header announced 0 bytes;
-    //   TooLarge "frame_buffer_full"    data.size() > Space() (the caller ignored Space()).
+    //   TooLarge "frame_buffer_full"    fixed only: data.size() > Space() (the caller ignored Space()).
     Status Feed(ByteView data);
 
-    // The payload of the first complete frame, or nullopt. The view lives until Pop() or
-    // destruction (Feed never moves the buffer).
+    // The payload of the first complete frame, or nullopt. The view lives until Pop(), Feed
+    // (growing only) or destruction.
     std::optional<ByteView> Front() const;
 
     // Drop the first complete frame (no-op if there is none) and wipe its bytes.
@@ -96,10 +104,15 @@ public:
     std::size_t Pending() const;
 
     bool Failed() const { return m_failed.has_value(); }
+    // The error that failed the decoder (Failed() must be true).
+    const Error& failure() const { return *m_failed; }
 
 private:
+    FrameDecoder(std::size_t max_payload, std::size_t initial_size, bool growing);
+    void Reserve(std::size_t size);  // growing only: at least `size` bytes of buffer
 
     std::size_t m_max_payload;
+    bool m_growing = false;
     SecretBytes m_buf;
     std::size_t m_used = 0;
     std::optional<Error> m_failed;
@@ -109,14 +122,15 @@ private:
 // and reported by Finish, so callers need not check every Put.
 class MessageWriter {
 public:
-    explicit MessageWriter(std::uint8_t type);
+    explicit MessageWriter(std::uint8_t type, std::size_t max_payload = IPC_MAX_PAYLOAD);
     void PutBytes(ByteView field);
     void PutU64(std::uint64_t value);
     // The complete frame (header included).
-    // Errors: TooLarge "frame_too_large" when the payload exceeds IPC_MAX_PAYLOAD.
+    // Errors: TooLarge "frame_too_large" when the payload exceeds max_payload.
     Result<SecretBuffer> Finish() &&;
 
 private:
+    std::size_t m_max_payload;
     SecretBuffer m_frame;
     bool m_too_large = false;
 };

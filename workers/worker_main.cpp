@@ -120,10 +120,18 @@ int main(int argc, char** argv) {
         return kExitConfig;
     }
     if (check) {
+        // The sandbox is a program of its own: a wrong path would only show at the first start.
+        const std::string sandbox = action_settings->sandbox_path.empty() ? workers::DefaultSandboxExecutable()
+                                                                           : action_settings->sandbox_path;
+        if (access(sandbox.c_str(), X_OK) != 0) {
+            common::LogError("actions.sandbox_path: not an executable file: " + sandbox);
+            return kExitConfig;
+        }
         std::printf("%s: configuration ok\n", config_path.c_str());
         return 0;
     }
-    // The sandbox zygote forks first, while this process holds nothing but its configuration.
+    // The sandbox zygote (sigil-sandbox, fork+exec) starts first, while this process holds nothing
+    // but its configuration and before it accepts any request.
     auto runner = workers::ActionRunner::Create(std::move(action_settings).value());
     if (!runner.ok()) common::LogError("action sandbox unavailable: " + runner.error().message);
 

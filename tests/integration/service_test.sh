@@ -12,7 +12,7 @@ src=$(realpath "$2")
 bin=$build/bin
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [[ -x $NGINX ]] || { echo "SKIP: nginx not installed"; exit 77; }
-[[ -x $bin/sigil-supervisor && -x $bin/sigil-worker ]] || { echo "FAIL: build sigil-supervisor and sigil-worker first"; exit 1; }
+[[ -x $bin/sigil-supervisor && -x $bin/sigil-worker && -x $bin/sigil-sandbox ]] || { echo "FAIL: build sigil-supervisor, sigil-worker and sigil-sandbox first"; exit 1; }
 
 work=$(mktemp -d /tmp/sigil-it-service-XXXXXX)
 chmod 755 "$work"  # nginx workers run as nobody when we are root: they must reach the socket
@@ -131,6 +131,29 @@ req /health >/dev/null
 [[ $(header x-request-id) != "$rid" ]] || fail "X-Request-Id repeated"
 [[ -z $(header x-correlation-id) ]] || fail "X-Correlation-Id invented"
 pass "/health JSON with worker counts, X-Request-Id UUID v4, X-Correlation-Id echoed"
+
+# --- the sandbox zygote: each worker's one child is the sigil-sandbox executable (exec'd, not a
+# fork of the worker), and its memory maps hold no libcurl or libfcgi while its worker's hold both.
+# Sandbox children fork from the zygote, so they carry neither.
+for w in $(workers); do
+    z=$(pgrep -P "$w" || true)
+    [[ -n $z && $(wc -w <<<"$z") -eq 1 ]] || fail "worker $w: expected one zygote child, got '$z'"
+    [[ $(readlink "/proc/$z/exe") == "$bin/sigil-sandbox" ]] || fail "zygote $z runs $(readlink "/proc/$z/exe")"
+    grep -q libcurl "/proc/$w/maps" && grep -q libfcgi "/proc/$w/maps" || fail "worker $w maps no libcurl/libfcgi: the check is blind"
+    zmaps=$(cat "/proc/$z/maps")
+    # Loaded (right after exec the libraries may not be mapped yet): libcrypto is common's.
+    grep -q libcrypto <<<"$zmaps" || fail "zygote $z maps no libcrypto: not loaded yet?"
+    ! grep -qE 'libcurl|libfcgi' <<<"$zmaps" || fail "zygote $z maps $(grep -oE '[^ ]*(libcurl|libfcgi)[^ ]*' <<<"$zmaps" | sort -u | tr '\n' ' ')"
+done
+pass "each worker's zygote is sigil-sandbox and maps no libcurl or libfcgi (its worker maps both)"
+
+# sigil-worker --check finds sigil-sandbox beside itself by default, and refuses a sandbox_path
+# that is not an executable (exit 78, the key named) instead of failing at the first start.
+"$bin/sigil-worker" -c "$work/sigil.conf" --check >/dev/null 2>"$work/check.err" || fail "worker --check: $(cat "$work/check.err")"
+{ cat "$work/sigil.conf"; printf '[actions]\nsandbox_path = %s\n' "$work/no-such-sandbox"; } >"$work/bad-sandbox.conf"
+rc=0; "$bin/sigil-worker" -c "$work/bad-sandbox.conf" --check >/dev/null 2>"$work/check.err" || rc=$?
+[[ $rc -eq 78 ]] && grep -q "sandbox_path.*no-such-sandbox" "$work/check.err" || fail "worker --check with a missing sandbox: exit $rc, $(cat "$work/check.err")"
+pass "sigil-worker --check finds sigil-sandbox, refuses a missing sandbox_path (78)"
 
 [[ $(req /core/v1/version) == 200 && $(jget "$work/body" service) == sigil ]] || fail "version"
 expect_json_error 404 not_found "$(req /core/v1/no_such_endpoint)"

@@ -21,8 +21,9 @@ export const ZONES = [
   { zone: 'workers/http', uses: ['common'] },
   { zone: 'workers/chain', uses: ['common', 'keyd/client'], system: ['curl/'] },
   { zone: 'workers/billing', uses: ['common', 'workers/chain', 'keyd/client'], system: ['sqlite3.h', 'libpq-fe.h', 'curl/'] },
+  // actions hosts the sandbox zygote, a separate executable: it speaks only the protocol headers.
   { zone: 'workers/actions', uses: ['common', 'workers/chain', 'keyd/client', 'workers/sandbox/protocol.h',
-                                    'workers/sandbox/zygote.h', 'workers/sandbox/child.h'], system: ['curl/'] },
+                                    'workers/sandbox/control.h'], system: ['curl/'] },
   { zone: 'workers/api', uses: ['common', 'workers/http', 'workers/chain', 'workers/billing', 'workers/actions', 'keyd/client'] },
   { zone: 'workers/sandbox', uses: ['common'], system: ['duktape.h', 'duk_config.h', '/usr/share/duktape/', 'linux/seccomp.h', 'linux/filter.h', 'linux/audit.h'] },
   // worker_main.cpp only wires the zones together.
@@ -94,6 +95,16 @@ test('the check catches a forbidden edge (sandbox -> chain) and a forbidden libr
   assert.ok(!(z.system ?? []).includes('curl/'));
   assert.equal(zoneOf('keyd/client/keyd_client.h').zone, 'keyd/client');
   assert.equal(zoneOf('workers/worker_main.cpp').zone, 'workers');
+});
+
+test('actions reaches the sandbox only through its protocol headers; the sandbox only common', () => {
+  const actions = zoneOf('workers/actions/sandbox_host.cpp');
+  for (const header of ['workers/sandbox/zygote.h', 'workers/sandbox/child.h', 'workers/sandbox/transpiler.h']) {
+    assert.ok(!actions.uses.some((u) => within(header, u)), header);
+  }
+  assert.ok(actions.uses.some((u) => within('workers/sandbox/control.h', u)));
+  const sandbox = zoneOf('workers/sandbox/zygote.cpp');
+  assert.deepEqual(sandbox.uses, ['common']);
 });
 
 test('every folder the table names exists', () => {

@@ -345,6 +345,7 @@ Result<ActionSettings> ActionSettings::FromConfig(const common::Config& config) 
     s.ipfs_timeout_ms = static_cast<int>(i("ipfs_timeout_ms"));
     s.code_cache_entries = static_cast<std::size_t>(i("code_cache_entries"));
     s.code_cache_dir = config.GetString("actions", "code_cache_dir");
+    s.sandbox_path = config.GetString("actions", "sandbox_path");
     return s;
 }
 
@@ -389,7 +390,7 @@ void CodeCache::Put(const std::string& cid, Entry entry) {
 // Runner ------------------------------------------------------------------------------------------
 
 Result<std::unique_ptr<ActionRunner>> ActionRunner::Create(ActionSettings settings) {
-    SIGIL_TRY(zygote, Zygote::Start());
+    SIGIL_TRY(zygote, Zygote::Start(ZygoteOptions{settings.sandbox_path, {}}));
     return std::unique_ptr<ActionRunner>(new ActionRunner(std::move(settings), std::move(zygote).value()));
 }
 

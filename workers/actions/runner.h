@@ -20,9 +20,9 @@
 
 #include "common/config.h"
 #include "common/result.h"
+#include "workers/actions/sandbox_host.h"
 #include "workers/chain/caller.h"
 #include "workers/chain/service.h"
-#include "workers/sandbox/zygote.h"
 
 namespace sigil::workers {
 
@@ -41,6 +41,7 @@ struct ActionSettings {
     int ipfs_timeout_ms = 15000;
     std::size_t code_cache_entries = 256;
     std::string code_cache_dir;  // "" = no shared cache
+    std::string sandbox_path;    // the sigil-sandbox executable; "" = beside the running program
 
     // Errors: InvalidInput "invalid_config" naming the key (a gateway that is not http(s), an allowed
     // fetch address that is not an IP address, a public host that is not a name).

@@ -8,16 +8,10 @@
 // nginx sends is lost and no request races a close.
 #pragma once
 
-#include <cstddef>
-
 namespace sigil::workers {
 
 // The pair is socketpair(AF_UNIX, SOCK_DGRAM): every worker sends on one end and receives on the
 // other (sigil-supervisor passes both, named by $SIGIL_HANDOFF_SEND_FD and $SIGIL_HANDOFF_RECV_FD).
-
-// Sends `count` descriptors (1..4) in one datagram without blocking; true when queued. Workers send
-// one (SendConnection); the general form exists so tests can send what a worker never would.
-bool SendDescriptors(int send_fd, const int* fds, std::size_t count);
 
 // Sends `fd` without blocking. True when it is queued: the caller then closes its copy. False when
 // the queue is full or the pair is gone: the caller keeps the connection.

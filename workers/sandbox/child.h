@@ -3,17 +3,9 @@
 
 #include <duktape.h>
 
-namespace sigil::workers {
+#include "workers/sandbox/protocol.h"
 
-// How a child that did not finish normally tells its parent why. Only our native code picks
-// these (the allocator, the timeout hook, channel failures), never a script; the parent still
-// reads a signal (SIGXCPU, SIGKILL, SIGSYS) as the stronger evidence.
-constexpr int SANDBOX_EXIT_OK = 0;               // DONE was sent
-constexpr int SANDBOX_EXIT_CHANNEL_LOST = 120;   // the worker went away or spoke nonsense
-constexpr int SANDBOX_EXIT_SETUP_FAILED = 121;   // rlimits, seccomp or heap creation failed
-constexpr int SANDBOX_EXIT_ENGINE_FATAL = 122;   // Duktape's fatal handler ran
-constexpr int SANDBOX_EXIT_TIME_LIMIT = 124;     // the in-engine deadline passed
-constexpr int SANDBOX_EXIT_MEMORY_LIMIT = 125;   // the counting allocator refused a request
+namespace sigil::workers {
 
 // Adds native functions to each fresh heap before the built-ins are frozen. Only test binaries
 // set one (e.g. __sigil_test_syscall); production passes nullptr. Runs inside a protected call.
@@ -63,7 +55,7 @@ bool PrepareSandboxHeap(const SandboxChildOptions& options);
 // freeze the built-ins; when RUN asks for it and `transpiler` (preloaded in the zygote, its heap
 // on SandboxHeap()) is given, lower the code and send LOWERED (a syntax error ends the run as
 // a SyntaxError); eval the code; call __sigil_run_main(params_json); send DONE; _exit.
-// Exit codes are the SANDBOX_EXIT_* values above.
+// Exit codes are the SANDBOX_EXIT_* values of protocol.h.
 [[noreturn]] void RunSandboxChild(int channel_fd, const SandboxChildOptions& options, Transpiler* transpiler);
 
 }  // namespace sigil::workers

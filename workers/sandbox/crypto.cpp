@@ -14,7 +14,6 @@
 #include "common/hex.h"
 #include "common/json.h"
 #include "common/keccak.h"
-#include "common/rlp.h"
 #include "common/secp256k1.h"
 #include "common/secret.h"
 #include "common/sha256.h"
@@ -352,75 +351,38 @@ Result<std::string> SignEip1559(const PrivateKey& key, const Json& tx, TxCommon 
     return HexResult(*raw);
 }
 
-std::vector<common::RlpItem> LegacyFields(const common::LegacyTx& t) {
-    using common::RlpItem;
-    std::vector<RlpItem> fields;
-    fields.push_back(RlpItem::Uint(t.nonce));
-    fields.push_back(RlpItem::Uint(t.gas_price));
-    fields.push_back(RlpItem::Uint(t.gas_limit));
-    fields.push_back(t.to ? RlpItem::String(*t.to) : RlpItem::String({}));
-    fields.push_back(RlpItem::Uint(t.value));
-    fields.push_back(RlpItem::String(t.data));
-    return fields;
+common::LegacyTx LegacyFrom(TxCommon& base, const Uint256& gas_price) {
+    common::LegacyTx t;
+    t.nonce = base.nonce;
+    t.gas_limit = base.gas_limit;
+    t.to = base.to;
+    t.value = base.value;
+    t.data = std::move(base.data);
+    t.gas_price = gas_price;
+    return t;
 }
 
 // Legacy (type 0): EIP-155 when chainId != 0 (v = chainId * 2 + 35 + yParity), else the
 // original Homestead form (v = 27 + yParity), as ethers serializes them.
 Result<std::string> SignLegacy(const PrivateKey& key, const Json& tx, TxCommon base) {
-    using common::RlpItem;
-    common::LegacyTx t;
-    t.nonce = base.nonce;
-    t.gas_limit = base.gas_limit;
-    t.to = base.to;
-    t.value = base.value;
-    t.data = std::move(base.data);
     SIGIL_TRY(gas_price, UintArg(tx, "gasPrice"));
-    t.gas_price = *gas_price;
-    const Hash32 digest = base.chain_id != 0
-                              ? common::LegacyEip155SigningHash(t, base.chain_id)
-                              : common::Keccak256Hash(common::RlpEncode(RlpItem::List(LegacyFields(t))));
-    const Signature65 sig = common::SignDigest(key, digest);
-    Uint256 v = Uint256::FromUint64(27u + sig[64]);
-    if (base.chain_id != 0) {
-        auto doubled = Uint256::FromUint64(base.chain_id).CheckedMul(2);
-        auto with_offset = doubled ? doubled->CheckedAdd(Uint256::FromUint64(35u + sig[64])) : std::nullopt;
-        if (!with_offset) return Bad("invalid transaction: chainId out of range");
-        v = *with_offset;
-    }
-    std::vector<RlpItem> fields = LegacyFields(t);
-    fields.push_back(RlpItem::Uint(v));
-    fields.push_back(RlpItem::Uint(Uint256::FromWord(Word(sig, 0))));
-    fields.push_back(RlpItem::Uint(Uint256::FromWord(Word(sig, 32))));
-    return HexResult(common::RlpEncode(RlpItem::List(std::move(fields))));
+    const common::LegacyTx t = LegacyFrom(base, *gas_price);
+    const Signature65 sig = common::SignDigest(key, common::LegacySigningHash(t, base.chain_id));
+    auto raw = common::EncodeSignedLegacy(t, base.chain_id, sig[64], Word(sig, 0), Word(sig, 32));
+    if (!raw.ok()) return Bad("invalid transaction: " + raw.error().message);
+    return HexResult(*raw);
 }
 
 // EIP-2930 (type 1) with an empty access list: ethers picks it for a transaction that has a
-// gasPrice and no explicit type. 0x01 || rlp([chainId, nonce, gasPrice, gasLimit, to, value,
-// data, accessList]) is signed; yParity, r, s are appended for the raw form.
+// gasPrice and no explicit type.
 Result<std::string> SignEip2930(const PrivateKey& key, const Json& tx, TxCommon base) {
-    using common::RlpItem;
-    common::LegacyTx t;
-    t.nonce = base.nonce;
-    t.gas_limit = base.gas_limit;
-    t.to = base.to;
-    t.value = base.value;
-    t.data = std::move(base.data);
     SIGIL_TRY(gas_price, UintArg(tx, "gasPrice"));
-    t.gas_price = *gas_price;
-    std::vector<RlpItem> fields = LegacyFields(t);
-    fields.insert(fields.begin(), RlpItem::Uint(base.chain_id));
-    fields.push_back(RlpItem::List({}));
-    auto typed = [](const std::vector<RlpItem>& members) {
-        Bytes out{0x01};
-        const Bytes body = common::RlpEncode(RlpItem::List(members));
-        out.insert(out.end(), body.begin(), body.end());
-        return out;
-    };
-    const Signature65 sig = common::SignDigest(key, common::Keccak256Hash(typed(fields)));
-    fields.push_back(RlpItem::Uint(sig[64]));
-    fields.push_back(RlpItem::Uint(Uint256::FromWord(Word(sig, 0))));
-    fields.push_back(RlpItem::Uint(Uint256::FromWord(Word(sig, 32))));
-    return HexResult(typed(fields));
+    const common::LegacyTx t = LegacyFrom(base, *gas_price);
+    const Signature65 sig =
+        common::SignDigest(key, common::Keccak256Hash(common::Eip2930SigningPayload(t, base.chain_id)));
+    auto raw = common::EncodeSignedEip2930(t, base.chain_id, sig[64], Word(sig, 0), Word(sig, 32));
+    if (!raw.ok()) return Bad("invalid transaction: " + raw.error().message);
+    return HexResult(*raw);
 }
 
 Result<std::string> OpSignTransaction(const Json& args) {

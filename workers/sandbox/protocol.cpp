@@ -1,6 +1,9 @@
 #include "workers/sandbox/protocol.h"
 
+#include "common/ipc_frame.h"
+
 #include <algorithm>
+#include <limits>
 #include <string_view>
 #include <type_traits>
 
@@ -15,79 +18,54 @@ using common::Status;
 
 namespace {
 
-void PutU32(Bytes& out, std::uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(v >> shift));
-}
-
-std::uint32_t GetU32(const std::uint8_t* p) {
-    return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
-}
-
-// Appends fields to a payload; remembers overflow instead of failing each call.
+// Appends fields to a payload (common/ipc_frame's writer with the sandbox's cap).
 class Writer {
 public:
-    Writer(SandboxMessageType type, std::size_t max_payload) : m_max(max_payload) {
-        m_out.resize(SANDBOX_HEADER_SIZE);
-        m_out.push_back(static_cast<std::uint8_t>(type));
-    }
+    Writer(SandboxMessageType type, std::size_t max_payload) : m_w(static_cast<std::uint8_t>(type), max_payload) {}
     void Field(std::string_view bytes) {
-        if (m_too_large || bytes.size() > m_max || m_out.size() - SANDBOX_HEADER_SIZE + 4 + bytes.size() > m_max) {
-            m_too_large = true;
-            return;
-        }
-        PutU32(m_out, static_cast<std::uint32_t>(bytes.size()));
-        m_out.insert(m_out.end(), bytes.begin(), bytes.end());
+        m_w.PutBytes(ByteView(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
     }
-    void U64(std::uint64_t v) {
-        char b[8];
-        for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(v >> (56 - 8 * i));
-        Field(std::string_view(b, 8));
+    void U64(std::uint64_t v) { m_w.PutU64(v); }
+    void Bool(bool v) {
+        const std::uint8_t b = v ? 1 : 0;
+        m_w.PutBytes(ByteView(&b, 1));
     }
-    void Bool(bool v) { Field(v ? std::string_view("\x01", 1) : std::string_view("\x00", 1)); }
     Result<Bytes> Finish() && {
-        if (m_too_large) return MakeError(ErrorKind::TooLarge, "frame_too_large", "sandbox message exceeds the frame cap");
-        const auto len = static_cast<std::uint32_t>(m_out.size() - SANDBOX_HEADER_SIZE);
-        for (int i = 0; i < 4; ++i) m_out[i] = static_cast<std::uint8_t>(len >> (24 - 8 * i));
-        return std::move(m_out);
+        auto frame = std::move(m_w).Finish();
+        if (!frame.ok()) return MakeError(ErrorKind::TooLarge, "frame_too_large", "sandbox message exceeds the frame cap");
+        return Bytes(frame->begin(), frame->end());
     }
 
 private:
-    std::size_t m_max;
-    Bytes m_out;
-    bool m_too_large = false;
+    common::MessageWriter m_w;
 };
 
-// Reads fields in order; any shortfall is a malformed message.
+// Reads fields in order (common/ipc_frame's reader); any shortfall is a malformed message.
 class Reader {
 public:
-    explicit Reader(ByteView payload) : m_p(payload) {}
+    explicit Reader(common::MessageReader r) : m_r(std::move(r)) {}
     bool Field(std::string& out) {
-        if (m_p.size() - m_pos < 4) return false;
-        const std::uint32_t n = GetU32(m_p.data() + m_pos);
-        m_pos += 4;
-        if (m_p.size() - m_pos < n) return false;
-        out.assign(reinterpret_cast<const char*>(m_p.data() + m_pos), n);
-        m_pos += n;
+        auto f = m_r.GetBytes(std::numeric_limits<std::size_t>::max());
+        if (!f.ok()) return false;
+        out.assign(reinterpret_cast<const char*>(f->data()), f->size());
         return true;
     }
     bool U64(std::uint64_t& out) {
-        std::string b;
-        if (!Field(b) || b.size() != 8) return false;
-        out = 0;
-        for (unsigned char c : b) out = (out << 8) | c;
+        auto v = m_r.GetU64();
+        if (!v.ok()) return false;
+        out = *v;
         return true;
     }
     bool Bool(bool& out) {
-        std::string b;
-        if (!Field(b) || b.size() != 1 || static_cast<unsigned char>(b[0]) > 1) return false;
-        out = b[0] == 1;
+        auto f = m_r.GetFixed(1);
+        if (!f.ok() || (*f)[0] > 1) return false;
+        out = (*f)[0] == 1;
         return true;
     }
-    bool AtEnd() const { return m_pos == m_p.size(); }
+    bool AtEnd() const { return m_r.Finish().ok(); }
 
 private:
-    ByteView m_p;
-    std::size_t m_pos = 1;  // past the type byte
+    common::MessageReader m_r;
 };
 
 common::Error Malformed() {
@@ -140,8 +118,9 @@ Result<Bytes> EncodeSandboxMessage(const SandboxMessage& message, std::size_t ma
 }
 
 Result<SandboxMessage> DecodeSandboxPayload(ByteView payload) {
-    if (payload.empty()) return Malformed();
-    Reader r(payload);
+    auto opened = common::MessageReader::Open(payload);
+    if (!opened.ok()) return Malformed();
+    Reader r(std::move(opened).value());
     bool fields_ok = false;
     SandboxMessage out;
     switch (static_cast<SandboxMessageType>(payload[0])) {
@@ -190,43 +169,15 @@ Result<SandboxMessage> DecodeSandboxPayload(ByteView payload) {
     return out;
 }
 
-Status SandboxFrameReader::CheckHeader() {
-    if (Pending() < SANDBOX_HEADER_SIZE) return common::Success();
-    const std::uint32_t len = GetU32(m_buf.data() + m_pos);
-    if (len == 0) m_failed = MakeError(ErrorKind::InvalidInput, "frame_empty", "sandbox frame of length 0");
-    else if (len > m_max_payload)
-        m_failed = MakeError(ErrorKind::TooLarge, "frame_too_large", "sandbox frame exceeds the cap");
-    if (m_failed) return *m_failed;
-    return common::Success();
-}
-
-Status SandboxFrameReader::Feed(ByteView data) {
-    if (m_failed) return *m_failed;
-    // Drop consumed bytes first so the buffer never holds more than one frame plus one read.
-    if (m_pos > 0) {
-        m_buf.erase(m_buf.begin(), m_buf.begin() + static_cast<std::ptrdiff_t>(m_pos));
-        m_pos = 0;
-    }
-    // Check a header completed by this feed before buffering what follows it.
-    const std::size_t before = m_buf.size();
-    if (before < SANDBOX_HEADER_SIZE) {
-        const std::size_t take = std::min(SANDBOX_HEADER_SIZE - before, data.size());
-        m_buf.insert(m_buf.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
-        data = data.subspan(take);
-        SIGIL_TRY_STATUS(CheckHeader());
-    }
-    m_buf.insert(m_buf.end(), data.begin(), data.end());
-    return common::Success();
-}
+Status SandboxFrameReader::Feed(ByteView data) { return m_decoder.Feed(data); }
 
 Result<std::optional<SandboxMessage>> SandboxFrameReader::Next() {
     if (m_failed) return *m_failed;
-    SIGIL_TRY_STATUS(CheckHeader());
-    if (Pending() < SANDBOX_HEADER_SIZE) return std::optional<SandboxMessage>();
-    const std::uint32_t len = GetU32(m_buf.data() + m_pos);
-    if (Pending() - SANDBOX_HEADER_SIZE < len) return std::optional<SandboxMessage>();
-    auto decoded = DecodeSandboxPayload(ByteView(m_buf.data() + m_pos + SANDBOX_HEADER_SIZE, len));
-    m_pos += SANDBOX_HEADER_SIZE + len;
+    if (m_decoder.Failed()) return m_decoder.failure();
+    const auto payload = m_decoder.Front();
+    if (!payload) return std::optional<SandboxMessage>();
+    auto decoded = DecodeSandboxPayload(*payload);
+    m_decoder.Pop();
     if (!decoded.ok()) {
         m_failed = decoded.error();
         return *m_failed;

@@ -1,6 +1,6 @@
 // Sandbox op channel: the sans-IO message codec between a worker and its sandbox child.
 //
-// Wire format (one socketpair per run, stream socket):
+// Wire format (one socketpair per run, stream socket), common/ipc_frame's with larger caps:
 //   frame   = length:u32 big-endian || payload[length]        1 <= length <= cap
 //   payload = type:u8 || field*
 //   field   = size:u32 big-endian || bytes[size]
@@ -32,9 +32,21 @@
 #include <variant>
 
 #include "common/bytes.h"
+#include "common/ipc_frame.h"
 #include "common/result.h"
 
 namespace sigil::workers {
+
+// How a child that did not finish normally tells the worker why: its exit status, which the
+// zygote reports. Only our native code picks these (the allocator, the timeout hook, channel
+// failures), never a script; the worker still reads a signal (SIGXCPU, SIGKILL, SIGSYS) as the
+// stronger evidence.
+constexpr int SANDBOX_EXIT_OK = 0;               // DONE was sent
+constexpr int SANDBOX_EXIT_CHANNEL_LOST = 120;   // the worker went away or spoke nonsense
+constexpr int SANDBOX_EXIT_SETUP_FAILED = 121;   // rlimits, seccomp or heap creation failed
+constexpr int SANDBOX_EXIT_ENGINE_FATAL = 122;   // Duktape's fatal handler ran
+constexpr int SANDBOX_EXIT_TIME_LIMIT = 124;     // the in-engine deadline passed
+constexpr int SANDBOX_EXIT_MEMORY_LIMIT = 125;   // the counting allocator refused a request
 
 constexpr std::size_t SANDBOX_HEADER_SIZE = 4;
 // Cap for frames the worker sends (RUN carries up to 16 MiB of code plus params).
@@ -104,13 +116,14 @@ common::Result<common::Bytes> EncodeSandboxMessage(const SandboxMessage& message
 // a boolean other than 0/1).
 common::Result<SandboxMessage> DecodeSandboxPayload(common::ByteView payload);
 
-// Splits a byte stream into messages. The length header is checked as soon as its 4 bytes
-// arrive, so an oversized frame is refused before its payload is buffered.
+// Splits a byte stream into messages (common/ipc_frame's growing FrameDecoder). The length
+// header is checked as soon as its 4 bytes arrive, so an oversized frame is refused before its
+// payload is buffered.
 // Loop: Feed(bytes read); then call Next() until it yields nullopt.
 class SandboxFrameReader {
 public:
     explicit SandboxFrameReader(std::size_t max_payload = SANDBOX_MAX_PAYLOAD)
-        : m_max_payload(max_payload) {}
+        : m_decoder(common::FrameDecoder::Growing(max_payload)) {}
 
     // Append received bytes. Errors (the reader stays failed; close the channel):
     //   TooLarge "frame_too_large" / InvalidInput "frame_empty" from a header.
@@ -121,15 +134,11 @@ public:
     common::Result<std::optional<SandboxMessage>> Next();
 
     // Bytes buffered that are not a complete frame yet (non-zero at EOF = truncated frame).
-    std::size_t Pending() const { return m_buf.size() - m_pos; }
+    std::size_t Pending() const { return m_decoder.Pending(); }
 
 private:
-    common::Status CheckHeader();
-
-    std::size_t m_max_payload;
-    common::Bytes m_buf;
-    std::size_t m_pos = 0;
-    std::optional<common::Error> m_failed;
+    common::FrameDecoder m_decoder;
+    std::optional<common::Error> m_failed;  // a frame that did not decode
 };
 
 }  // namespace sigil::workers

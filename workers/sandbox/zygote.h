@@ -1,122 +1,28 @@
-// The sandbox zygote and RunAction: fork one locked-down child per run from a small clean
-// process, feed it the run over a socketpair, serve its ops, and tell how it ended.
+// The sandbox zygote: the main loop of sigil-sandbox, a small clean process that forks one
+// locked-down child per run (Chromium's model).
 //
-// Process model (Chromium's zygote): a worker starts its zygote before it touches any request
-// data, so sandbox children never inherit another account's leftovers and fork stays cheap.
-// Per run the worker makes a socketpair, passes one end to the zygote (SCM_RIGHTS), and the
-// zygote forks a child that runs RunSandboxChild on it. The zygote reaps the child and reports
-// its pid and wait status back, which is how "limit hit" is decided: from how the child ended,
-// never from what it said.
+// A worker fork+execs sigil-sandbox before it touches any request data, with the control socket
+// as descriptor ZYGOTE_CONTROL_FD (workers/sandbox/control.h has the messages). The zygote
+// preloads Duktape, the shims and the transpiler once; per SPAWN it forks a child that runs
+// RunSandboxChild on the passed op channel, reaps it and reports its wait status (how "limit
+// hit" is decided: from how the child ended, never from what it said). Being its own executable,
+// neither the zygote nor its children map libcurl, libfcgi, chain code or a worker's heap.
 #pragma once
 
-#include <sys/types.h>
-
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-
-#include "common/handles.h"
-#include "common/result.h"
 #include "workers/sandbox/child.h"
-#include "workers/sandbox/protocol.h"
 
 namespace sigil::workers {
 
-class Zygote {
-public:
-    // Forks the zygote. It keeps stdin/stdout/stderr and its control socket, closes every other
-    // descriptor, and dies with its parent (PR_SET_PDEATHSIG). `options` reaches every child.
-    // Errors: Internal "zygote_start_failed" (socketpair or fork failed).
-    static common::Result<Zygote> Start(const SandboxChildOptions& options = {});
+// Serves the control socket until the worker closes it, then SIGKILLs and reaps the children it
+// still has and exits. Keeps descriptors 1 and 2 (logs), points 0 at /dev/null, closes every
+// other descriptor but `control_fd`, and dies with its parent (PR_SET_PDEATHSIG). `options`
+// reaches every child.
+[[noreturn]] void RunZygote(int control_fd, const SandboxChildOptions& options);
 
-    Zygote(Zygote&&) noexcept = default;
-    Zygote& operator=(Zygote&&) noexcept = default;
-    // Closes the control socket (the zygote then kills its children and exits) and reaps it.
-    ~Zygote();
-
-    pid_t pid() const { return m_pid; }
-
-    // Forks a child on channel_fd (the zygote receives a copy; the caller keeps its own).
-    // Returns the child's pid. Errors: Unavailable "zygote_gone", Internal "spawn_failed".
-    common::Result<pid_t> Spawn(int channel_fd);
-    // Asks the zygote to SIGKILL `child` if it is still one of its unreaped children (so a
-    // recycled pid is never hit). Errors: Unavailable "zygote_gone".
-    common::Status Kill(pid_t child);
-    // Waits up to timeout_ms for the zygote's exit report of `child`; returns its wait status.
-    // Reports for other pids (from abandoned runs) are dropped.
-    // Errors: Timeout "zygote_timeout", Unavailable "zygote_gone".
-    common::Result<int> WaitExit(pid_t child, int timeout_ms);
-
-    int control_fd() const { return m_control.get(); }
-
-private:
-    Zygote(common::UniqueFd control, pid_t pid) : m_control(std::move(control)), m_pid(pid) {}
-
-    common::UniqueFd m_control;
-    pid_t m_pid = -1;
-};
-
-// Worker-side limits for one run (defaults from DESIGN.md section 5).
-struct RunLimits {
-    std::uint64_t time_ms = 30000;
-    std::uint64_t memory_bytes = 64u * 1024 * 1024;
-    std::size_t max_response_bytes = 100u * 1024;
-    std::size_t max_log_bytes = 100u * 1024;
-    std::uint32_t max_ops = 60;
-};
-
-struct RunRequest {
-    std::string code;
-    std::string params_json;  // main's argument as JSON ("{}" when the caller sent none)
-    RunLimits limits;
-    bool lower = false;       // code is source to lower (true) or lowered text from the cache
-};
-
-// The worker's side of the op channel. Called on the worker's thread while the child waits.
-class OpHandler {
-public:
-    virtual ~OpHandler() = default;
-    // Returns the result as JSON text; an error's message is thrown into the script as Error,
-    // except an error whose code ends in "_limit" (a per-run limit the handler counts), which
-    // ends the run as RunEnd::OpLimit with that code and message.
-    virtual common::Result<std::string> OnOp(std::string_view name, std::string_view args_json) = 0;
-    // A console line (already counted against max_log_bytes). An error stops the run
-    // (RunEnd::Stopped, the error kept in RunOutcome::error).
-    virtual common::Status OnLog(std::string_view text) = 0;
-};
-
-enum class RunEnd {
-    Completed,      // main returned; response_json holds its JSON ("" for undefined)
-    ScriptError,    // the script threw; error = {name, message, stack}
-    TimeLimit,      // deadline, RLIMIT_CPU (SIGXCPU) or the worker's SIGKILL
-    MemoryLimit,    // the counting allocator refused memory
-    ResponseLimit,  // DONE's response exceeded max_response_bytes
-    LogLimit,       // logs exceeded max_log_bytes
-    OpLimit,        // more than max_ops ops
-    Stopped,        // OnLog returned an error
-    Crashed,        // anything else: a signal (SIGSYS = seccomp), a protocol violation, a bad exit
-};
-
-struct RunOutcome {
-    RunEnd end = RunEnd::Crashed;
-    std::string response_json;
-    ScriptError error;    // ScriptError, Stopped and Crashed (code "sandbox_violation",
-                          // "sandbox_crashed", "protocol_error")
-    pid_t pid = -1;
-    int wait_status = 0;  // as from waitpid
-    std::uint32_t ops = 0;
-    // The lowered code the child reported (RunRequest::lower runs that got past parsing): what
-    // the worker caches by CID. Sent before any of the action's code ran.
-    std::optional<std::string> lowered_code;
-};
-
-// Runs one action to its end. The child is SIGKILLed (through the zygote) when the wall clock
-// passes time_ms + 1 s or a worker-side limit is hit.
-// Errors (infrastructure only; every way a script can end is a RunOutcome):
-//   Unavailable "zygote_gone", Internal "spawn_failed" / "socketpair_failed",
-//   TooLarge "frame_too_large" (code + params above the RUN cap), Timeout "zygote_timeout".
-common::Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler);
+// main() of sigil-sandbox (and of the test build with its extra natives): parses
+//   sigil-sandbox [--no-transpiler]
+// checks that ZYGOTE_CONTROL_FD is a socket, and runs RunZygote on it. Returns 2 on a usage
+// error (it is started by sigil-worker, never by hand).
+int SandboxMain(int argc, char** argv, SandboxNativeInstaller install_test_natives);
 
 }  // namespace sigil::workers

@@ -84,6 +84,7 @@ class EthTxTests : public CppUnit::TestFixture {
     CPPUNIT_TEST_SUITE(EthTxTests);
     CPPUNIT_TEST(testEthersVectors);
     CPPUNIT_TEST(testEip155SpecExample);
+    CPPUNIT_TEST(testLegacyEncodings);
     CPPUNIT_TEST(testRejectsBadSignatureParts);
     CPPUNIT_TEST(testDecodeRoundTrip);
     CPPUNIT_TEST(testDecodeRejectsMalformedPayloads);
@@ -115,6 +116,37 @@ public:
         tx.value = Uint256::FromUint64(1000000000000000000ull);
         CPPUNIT_ASSERT_EQUAL(std::string("0xdaf5a779ae972f972197303d7b574746c7ef83eadac0f2791ad23db92e4c8e53"),
                              HexEncode(LegacyEip155SigningHash(tx, 1), true));
+    }
+    void testLegacyEncodings() {
+        LegacyTx tx;
+        tx.nonce = 9;
+        tx.gas_price = Uint256::FromUint64(20000000000ull);
+        tx.gas_limit = 21000;
+        tx.to = Fixed<20>("0x3535353535353535353535353535353535353535");
+        tx.value = Uint256::FromUint64(1000000000000000000ull);
+        CPPUNIT_ASSERT(LegacySigningHash(tx, 1) == LegacyEip155SigningHash(tx, 1));
+        // EIP-155 "Example": the signed transaction for r, s and v = 37 (chain id 1, y parity 0).
+        const Hash32 r = Fixed<32>("0x28ef61340bd939bc2195fe537567866003e1a15d3c71ff63e1590620aa636276");
+        const Hash32 s = Fixed<32>("0x67cbe9d8997f761aecb703304b3800ccf555c9f3dc64214b297fb1966a3b6d83");
+        auto raw = EncodeSignedLegacy(tx, 1, 0, r, s);
+        CPPUNIT_ASSERT(raw.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string("0xf86c098504a817c800825208943535353535353535353535353535353535353535880de0b6b3a7640000"
+                                         "8025a028ef61340bd939bc2195fe537567866003e1a15d3c71ff63e1590620aa636276a067cbe9d8"
+                                         "997f761aecb703304b3800ccf555c9f3dc64214b297fb1966a3b6d83"),
+                             HexEncode(*raw, true));
+        // Homestead (no chain id): v = 27 + y, and the six-field hash.
+        auto homestead = EncodeSignedLegacy(tx, 0, 1, r, s);
+        CPPUNIT_ASSERT(homestead.ok());
+        CPPUNIT_ASSERT_EQUAL(std::uint8_t{0x1c}, (*homestead)[homestead->size() - 67]);
+        CPPUNIT_ASSERT(LegacySigningHash(tx, 0) != LegacySigningHash(tx, 1));
+        CPPUNIT_ASSERT(!EncodeSignedLegacy(tx, 1, 2, r, s).ok());
+        // EIP-2930 with an empty access list: a typed payload ending in an empty list (0xc0).
+        const Bytes payload = Eip2930SigningPayload(tx, 1);
+        CPPUNIT_ASSERT_EQUAL(std::uint8_t{0x01}, payload.front());
+        CPPUNIT_ASSERT_EQUAL(std::uint8_t{0xc0}, payload.back());
+        auto typed = EncodeSignedEip2930(tx, 1, 1, r, s);
+        CPPUNIT_ASSERT(typed.ok() && typed->front() == 0x01);
+        CPPUNIT_ASSERT(!EncodeSignedEip2930(tx, 1, 0, Hash32{}, s).ok());
     }
     void testRejectsBadSignatureParts() {
         const Hash32 one = Fixed<32>("0x" + std::string(63, '0') + "1");

@@ -39,6 +39,7 @@ class IpcFrameTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testChecksHeaderOfPipelinedFrame);
     CPPUNIT_TEST(testRefusesMoreThanSpace);
     CPPUNIT_TEST(testFailedDecoderStaysFailed);
+    CPPUNIT_TEST(testGrowingDecoderStartsSmallAndKeepsTheCap);
     CPPUNIT_TEST(testWireBytesOfPkpRequest);
     CPPUNIT_TEST(testReaderRejectsMalformedFields);
     CPPUNIT_TEST(testRequestDecodersRefuseWrongShapes);
@@ -134,6 +135,34 @@ public:
         FrameDecoder small(16);
         CPPUNIT_ASSERT_EQUAL(std::string("frame_too_large"), small.Feed(Frame(17, {})).error().code);
         CPPUNIT_ASSERT(FrameDecoder(16).Feed(Frame(Bytes(16, 1))).ok());
+    }
+    void testGrowingDecoderStartsSmallAndKeepsTheCap() {
+        // The sandbox op channel's form: a megabyte cap, a small first buffer, any feed size.
+        const std::size_t cap = 1024 * 1024;
+        FrameDecoder d = FrameDecoder::Growing(cap);
+        CPPUNIT_ASSERT(d.Space() < 64 * 1024);
+        // Two pipelined frames, the second far larger than the first buffer, in one feed.
+        Bytes stream = Frame(Bytes{0x01});
+        const Bytes big = Frame(Bytes(cap, 0x3c));
+        stream.insert(stream.end(), big.begin(), big.end());
+        CPPUNIT_ASSERT(d.Feed(stream).ok());
+        CPPUNIT_ASSERT_EQUAL(std::size_t{1}, d.Front()->size());
+        d.Pop();
+        CPPUNIT_ASSERT_EQUAL(cap, d.Front()->size());
+        CPPUNIT_ASSERT((*d.Front())[cap - 1] == 0x3c);
+        d.Pop();
+        CPPUNIT_ASSERT_EQUAL(std::size_t{0}, d.Pending());
+        // A header above the cap fails from its 4 bytes, before anything is buffered for it.
+        FrameDecoder g = FrameDecoder::Growing(cap);
+        CPPUNIT_ASSERT_EQUAL(std::string("frame_too_large"), g.Feed(Frame(cap + 1, {})).error().code);
+        CPPUNIT_ASSERT(g.Failed());
+        CPPUNIT_ASSERT_EQUAL(std::string("frame_too_large"), g.failure().code);
+        CPPUNIT_ASSERT_EQUAL(std::size_t{0}, g.Space());
+        // Byte by byte works too (the buffer grows as the header announces).
+        FrameDecoder h = FrameDecoder::Growing(cap);
+        const Bytes mid = Frame(Bytes(10000, 0x11));
+        for (std::uint8_t b : mid) CPPUNIT_ASSERT(h.Feed(ByteView(&b, 1)).ok());
+        CPPUNIT_ASSERT_EQUAL(std::size_t{10000}, h.Front()->size());
     }
     void testFailedDecoderStaysFailed() {
         FrameDecoder d;

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "common/fd_passing.h"
 #include "common/handles.h"
 #include "workers/fcgi/handoff.h"
 
@@ -87,7 +88,8 @@ public:
         Pair pair;
         int p[2];
         CPPUNIT_ASSERT_EQUAL(0, pipe(p));
-        CPPUNIT_ASSERT(SendDescriptors(pair.send.get(), p, 2));
+        const std::uint8_t byte = 'c';
+        CPPUNIT_ASSERT(common::SendWithDescriptors(pair.send.get(), common::ByteView(&byte, 1), p, 2, MSG_DONTWAIT));
         ::close(p[0]);
         ::close(p[1]);
         const int fd_before = dup(0);

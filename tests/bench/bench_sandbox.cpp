@@ -1,0 +1,70 @@
+// The sandbox alone, through the worker's host API (workers/actions/sandbox_host): one hello-world
+// run is a SPAWN to the sigil-sandbox zygote, a fork, a fresh heap, the run and the exit report.
+// Prints p50/p90/p99/max over N runs for code that is already lowered (what the worker's cache
+// hands a repeated CID) and for source lowered in the child (a first run of a CID).
+//
+//   cmake --build build --target bench_sandbox && build/tests/bench/bench_sandbox [RUNS=500] [SANDBOX]
+//
+// SANDBOX defaults to the build's bin/sigil-sandbox.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workers/actions/sandbox_host.h"
+
+using namespace sigil;
+
+namespace {
+
+// Hello world makes no op and logs nothing; anything else is a broken build.
+class NoOps : public workers::OpHandler {
+public:
+    common::Result<std::string> OnOp(std::string_view, std::string_view) override {
+        return common::MakeError(common::ErrorKind::Forbidden, "unexpected_op", "hello world makes no op");
+    }
+    common::Status OnLog(std::string_view) override { return common::Success(); }
+};
+
+// Returns false (after printing why) when a run does not complete with the expected answer.
+bool Measure(workers::Zygote& zygote, const char* label, bool lower, int runs) {
+    const std::string code = "function main() { return 'Hello World!'; }";
+    NoOps handler;
+    std::vector<double> ms;
+    ms.reserve(static_cast<std::size_t>(runs));
+    for (int i = 0; i < runs + runs / 10; ++i) {  // the first tenth warms up and is not counted
+        const auto start = std::chrono::steady_clock::now();
+        auto outcome = workers::RunAction(zygote, workers::RunRequest{code, "{}", {}, lower}, handler);
+        const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (!outcome.ok() || outcome->end != workers::RunEnd::Completed || outcome->response_json != "\"Hello World!\"") {
+            std::fprintf(stderr, "bench_sandbox: %s: the run failed: %s\n", label,
+                         outcome.ok() ? outcome->error.message.c_str() : outcome.error().message.c_str());
+            return false;
+        }
+        if (i >= runs / 10) ms.push_back(elapsed);
+    }
+    std::sort(ms.begin(), ms.end());
+    const auto at = [&](double q) { return ms[std::min(ms.size() - 1, static_cast<std::size_t>(q * ms.size()))]; };
+    std::printf("%-44s %6d runs  p50 %7.3f ms  p90 %7.3f ms  p99 %7.3f ms  max %7.3f ms\n", label, runs, at(0.50),
+                at(0.90), at(0.99), ms.back());
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const int runs = argc > 1 ? std::max(10, std::atoi(argv[1])) : 500;
+    const std::string sandbox = argc > 2 ? argv[2] : std::string(SIGIL_BINARY_DIR) + "/bin/sigil-sandbox";
+    auto zygote = workers::Zygote::Start(workers::ZygoteOptions{sandbox, {}});
+    if (!zygote.ok()) {
+        std::fprintf(stderr, "bench_sandbox: %s\n", zygote.error().message.c_str());
+        return 1;
+    }
+    std::printf("sandbox run (spawn, fork, heap, run, exit report) through %s\n", sandbox.c_str());
+    if (!Measure(*zygote, "hello world, lowered code (cached CID)", false, runs)) return 1;
+    if (!Measure(*zygote, "hello world, lowered in the child (new CID)", true, runs)) return 1;
+    return 0;
+}

@@ -1,0 +1,136 @@
+// The worker's side of the action sandbox: starts the sigil-sandbox zygote (fork + exec), asks
+// it for one child per run, feeds the run over a socketpair, serves its ops, and tells how it
+// ended.
+//
+// Process model (Chromium's zygote, DESIGN.md section 1): a worker starts its zygote before it
+// touches any request data. The zygote is its own executable, so it and its children carry no
+// libcurl, libfcgi, chain code or worker heap. Per run the worker makes a socketpair, passes one
+// end to the zygote (workers/sandbox/control.h), and the zygote forks a child on it. The zygote
+// reaps the child and reports its wait status, which is how "limit hit" is decided: from how the
+// child ended, never from what it said.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/handles.h"
+#include "common/result.h"
+#include "workers/sandbox/protocol.h"
+
+namespace sigil::workers {
+
+struct ZygoteOptions {
+    // The sandbox executable; "" = sigil-sandbox in the folder of the running program
+    // (/proc/self/exe), where the build and `make install` put it beside sigil-worker.
+    std::string executable;
+    // Extra arguments, e.g. "--no-transpiler" (sigil-sandbox's usage is in workers/sandbox/zygote.h).
+    std::vector<std::string> args;
+};
+
+// sigil-sandbox beside the running program: dirname(/proc/self/exe) + "/sigil-sandbox".
+std::string DefaultSandboxExecutable();
+
+class Zygote {
+public:
+    // Forks and execs the zygote with its control socket as descriptor 3 and 0 on /dev/null;
+    // every other descriptor of the worker is closed, the environment is empty (but for
+    // sanitizer options), and it dies with this process (PR_SET_PDEATHSIG).
+    // Errors: Internal "zygote_start_failed" (socketpair, fork or exec failed; the message names
+    // the executable and the reason).
+    static common::Result<Zygote> Start(const ZygoteOptions& options = {});
+
+    Zygote(Zygote&&) noexcept = default;
+    Zygote& operator=(Zygote&&) noexcept = default;
+    // Closes the control socket (the zygote then kills its children and exits) and reaps it.
+    ~Zygote();
+
+    pid_t pid() const { return m_pid; }
+
+    // Forks a child on channel_fd (the zygote receives a copy; the caller keeps its own).
+    // Returns the child's pid. Errors: Unavailable "zygote_gone", Internal "spawn_failed".
+    common::Result<pid_t> Spawn(int channel_fd);
+    // Asks the zygote to SIGKILL `child` if it is still one of its unreaped children (so a
+    // recycled pid is never hit). Errors: Unavailable "zygote_gone".
+    common::Status Kill(pid_t child);
+    // Waits up to timeout_ms for the zygote's exit report of `child`; returns its wait status.
+    // Reports for other pids (from abandoned runs) are dropped.
+    // Errors: Timeout "zygote_timeout", Unavailable "zygote_gone".
+    common::Result<int> WaitExit(pid_t child, int timeout_ms);
+
+    int control_fd() const { return m_control.get(); }
+
+private:
+    Zygote(common::UniqueFd control, pid_t pid) : m_control(std::move(control)), m_pid(pid) {}
+
+    common::UniqueFd m_control;
+    pid_t m_pid = -1;
+};
+
+// Worker-side limits for one run (defaults from DESIGN.md section 5).
+struct RunLimits {
+    std::uint64_t time_ms = 30000;
+    std::uint64_t memory_bytes = 64u * 1024 * 1024;
+    std::size_t max_response_bytes = 100u * 1024;
+    std::size_t max_log_bytes = 100u * 1024;
+    std::uint32_t max_ops = 60;
+};
+
+struct RunRequest {
+    std::string code;
+    std::string params_json;  // main's argument as JSON ("{}" when the caller sent none)
+    RunLimits limits;
+    bool lower = false;       // code is source to lower (true) or lowered text from the cache
+};
+
+// The worker's side of the op channel. Called on the worker's thread while the child waits.
+class OpHandler {
+public:
+    virtual ~OpHandler() = default;
+    // Returns the result as JSON text; an error's message is thrown into the script as Error,
+    // except an error whose code ends in "_limit" (a per-run limit the handler counts), which
+    // ends the run as RunEnd::OpLimit with that code and message.
+    virtual common::Result<std::string> OnOp(std::string_view name, std::string_view args_json) = 0;
+    // A console line (already counted against max_log_bytes). An error stops the run
+    // (RunEnd::Stopped, the error kept in RunOutcome::error).
+    virtual common::Status OnLog(std::string_view text) = 0;
+};
+
+enum class RunEnd {
+    Completed,      // main returned; response_json holds its JSON ("" for undefined)
+    ScriptError,    // the script threw; error = {name, message, stack}
+    TimeLimit,      // deadline, RLIMIT_CPU (SIGXCPU) or the worker's SIGKILL
+    MemoryLimit,    // the counting allocator refused memory
+    ResponseLimit,  // DONE's response exceeded max_response_bytes
+    LogLimit,       // logs exceeded max_log_bytes
+    OpLimit,        // more than max_ops ops
+    Stopped,        // OnLog returned an error
+    Crashed,        // anything else: a signal (SIGSYS = seccomp), a protocol violation, a bad exit
+};
+
+struct RunOutcome {
+    RunEnd end = RunEnd::Crashed;
+    std::string response_json;
+    ScriptError error;    // ScriptError, Stopped and Crashed (code "sandbox_violation",
+                          // "sandbox_crashed", "protocol_error")
+    pid_t pid = -1;
+    int wait_status = 0;  // as from waitpid
+    std::uint32_t ops = 0;
+    // The lowered code the child reported (RunRequest::lower runs that got past parsing): what
+    // the worker caches by CID. Sent before any of the action's code ran.
+    std::optional<std::string> lowered_code;
+};
+
+// Runs one action to its end. The child is SIGKILLed (through the zygote) when the wall clock
+// passes time_ms + 1 s or a worker-side limit is hit.
+// Errors (infrastructure only; every way a script can end is a RunOutcome):
+//   Unavailable "zygote_gone", Internal "spawn_failed" / "socketpair_failed",
+//   TooLarge "frame_too_large" (code + params above the RUN cap), Timeout "zygote_timeout".
+common::Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler);
+
+}  // namespace sigil::workers
