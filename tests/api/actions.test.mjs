@@ -24,6 +24,7 @@ before(async () => {
   server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     hits.push(url.pathname + url.search);
+    if (url.pathname === '/hang') return;  // never answers
     if (url.pathname === '/json') {
       res.writeHead(200, { 'Content-Type': 'application/json', 'X-Test': 'yes' });
       res.end(JSON.stringify({ hello: 'world', method: req.method }));
@@ -77,6 +78,7 @@ before(async () => {
 after(async () => {
   await stack?.stop();
   if (codeCacheDir) rmSync(codeCacheDir, { recursive: true, force: true });
+  server?.closeAllConnections();
   server?.close();
 });
 
@@ -216,6 +218,41 @@ test('every limit ends the run with its own error, and the worker keeps serving'
     413, 'code_too_large');
   // Still serving, on every worker.
   for (let i = 0; i < 4; i++) assert.equal((await run('function main() { return 1; }')).response, 1);
+});
+
+test('every byte a run returns is capped: logs with their newlines, error message and stack cut with a marker', async () => {
+  // What a run's HTTP body may hold at most with this stack's limits: response 4096 + logs 2048 +
+  // error name/message/stack caps (128 + 4096 + 8192) + framing.
+  const MAX_BODY = 4096 + 2048 + 128 + 4096 + 8192 + 1024;
+  const raw = async (code) => {
+    await allow(code);
+    const r = await stack.request('POST', 'sigil_action', { key: s.executor, body: { code, pkp_id: s.pkp } });
+    assert.equal(r.status, 200, r.text.slice(0, 300));
+    assert.ok(r.raw.length <= MAX_BODY, `a ${r.raw.length}-byte body`);
+    return r.json;
+  };
+  // Empty lines are lines: a loop of console.log() hits the log limit (it returned 16 MB before).
+  const empty = await raw('function main() { for (;;) console.log(); }');
+  assertRunError(empty, 'log_limit');
+  assert.ok(empty.logs.length <= 2048);
+  const thrown = await raw('function main() { throw new Error("e".repeat(500000)); }');
+  assertRunError(thrown, 'script_error');
+  assert.ok(thrown.error.message.length <= 4096, `message of ${thrown.error.message.length}`);
+  assert.match(thrown.error.message, /^e+ \[\.\.\. 500000 bytes, cut\]$/);
+  assert.ok(!thrown.error.stack || thrown.error.stack.length <= 8192);
+  // A thrown non-Error with a huge string, and a long error name.
+  const named = await raw('function main() { var e = new Error("m"); e.name = "N".repeat(100000); throw e; }');
+  assert.equal(named.has_error, true);
+  assert.ok(named.error.name.length <= 128, `name of ${named.error.name.length}`);
+});
+
+test('an op never outlives the run: a fetch gets only the time the run has left', async () => {
+  // fetch_timeout_ms is 3000, the run's limit 2000: the hanging fetch must end with the run.
+  const t0 = Date.now();
+  const j = await run(`async function main() { await fetch('${serverUrl}/hang'); return 'unreachable'; }`);
+  const ms = Date.now() - t0;
+  assert.equal(j.has_error, true, JSON.stringify(j));
+  assert.ok(ms < ACTION_TIMEOUT_MS + 800, `the run took ${ms} ms with a ${ACTION_TIMEOUT_MS} ms limit`);
 });
 
 test('fetch reaches an allowed server; other loopback addresses, redirects to them and big bodies are refused', async () => {

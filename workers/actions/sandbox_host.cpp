@@ -13,6 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <rapidjson/document.h>
+
+#include "common/utf8.h"
 #include "workers/sandbox/control.h"
 
 namespace sigil::workers {
@@ -31,6 +34,13 @@ constexpr std::int64_t KILL_GRACE_MS = 1000;
 constexpr int EXIT_REPORT_TIMEOUT_MS = 5000;
 // Descriptors at or above this are free in the forked child while it arranges 0 and 3.
 constexpr int EXEC_SCRATCH_FD = 10;
+
+// Whether `text` is one complete JSON value in valid UTF-8 (what the worker copies into a response).
+bool IsJsonValue(std::string_view text) {
+    rapidjson::Document doc;
+    doc.Parse<rapidjson::kParseValidateEncodingFlag>(text.data(), text.size());
+    return !doc.HasParseError();
+}
 
 common::Error Gone() { return MakeError(ErrorKind::Unavailable, "zygote_gone", "the sandbox zygote is not answering"); }
 
@@ -99,6 +109,16 @@ std::vector<std::string> ZygoteEnvironment() {
 }
 
 }  // namespace
+
+std::string CapText(std::string_view text, std::size_t max_bytes) {
+    std::string s = common::ReplaceInvalidUtf8(text);
+    if (s.size() <= max_bytes) return s;
+    std::string marker = " [... " + std::to_string(s.size()) + " bytes, cut]";
+    std::size_t keep = max_bytes > marker.size() ? max_bytes - marker.size() : 0;
+    while (keep > 0 && (static_cast<unsigned char>(s[keep]) & 0xC0) == 0x80) --keep;  // not inside a character
+    s.resize(keep);
+    return s + marker;
+}
 
 std::string DefaultSandboxExecutable() {
     char self[PATH_MAX];
@@ -236,6 +256,10 @@ void RunSession::Stop(RunEnd end, std::string code, std::string message) {
 
 void RunSession::Handle(SandboxMessage& message) {
     if (m_stopped) return;
+    if (m_done_seen) {  // the result is final: nothing may follow it, an op least of all
+        Stop(RunEnd::Crashed, "protocol_error", "the sandbox sent a message after its result");
+        return;
+    }
     if (auto* op = std::get_if<SandboxOp>(&message)) {
         if (++m_outcome.ops > m_request.limits.max_ops) {
             Stop(RunEnd::OpLimit, "op_limit", "the action made too many requests");
@@ -252,12 +276,14 @@ void RunSession::Handle(SandboxMessage& message) {
         if (!frame.ok()) frame = EncodeSandboxMessage(SandboxOpResult{false, "op result too large"});
         m_out.insert(m_out.end(), frame->begin(), frame->end());
     } else if (auto* log = std::get_if<SandboxLog>(&message)) {
-        m_log_bytes += log->text.size();
+        // Counted as it will be answered: valid UTF-8, and with the newline the line ends with.
+        const std::string text = common::ReplaceInvalidUtf8(log->text);
+        m_log_bytes += text.size() + 1;
         if (m_log_bytes > m_request.limits.max_log_bytes) {
             Stop(RunEnd::LogLimit, "log_limit", "the action's logs exceed the limit");
             return;
         }
-        auto st = m_handler.OnLog(log->text);
+        auto st = m_handler.OnLog(text);
         if (!st.ok()) Stop(RunEnd::Stopped, st.error().code, st.error().message);
     } else if (auto* lowered = std::get_if<SandboxLowered>(&message)) {
         if (m_outcome.lowered_code || !m_request.lower || m_outcome.ops > 0 || m_log_bytes > 0) {
@@ -274,6 +300,16 @@ void RunSession::Handle(SandboxMessage& message) {
         if (done->ok && done->response_json.size() > m_request.limits.max_response_bytes) {
             Stop(RunEnd::ResponseLimit, "response_limit", "the action's response exceeds the limit");
             return;
+        }
+        // The child is not trusted to have serialized its result: the worker copies it verbatim.
+        if (done->ok && !done->response_json.empty() && !IsJsonValue(done->response_json)) {
+            Stop(RunEnd::Crashed, "protocol_error", "the sandbox sent a result that is not JSON");
+            return;
+        }
+        if (!done->ok) {
+            done->error.code = CapText(done->error.code, SCRIPT_ERROR_NAME_MAX_BYTES);
+            done->error.message = CapText(done->error.message, SCRIPT_ERROR_MESSAGE_MAX_BYTES);
+            done->error.stack = CapText(done->error.stack, SCRIPT_ERROR_STACK_MAX_BYTES);
         }
         m_outcome.end = done->ok ? RunEnd::Completed : RunEnd::ScriptError;
         m_outcome.response_json = std::move(done->response_json);

@@ -77,9 +77,19 @@ struct RunLimits {
     std::uint64_t time_ms = 30000;
     std::uint64_t memory_bytes = 64u * 1024 * 1024;
     std::size_t max_response_bytes = 100u * 1024;
-    std::size_t max_log_bytes = 100u * 1024;
+    std::size_t max_log_bytes = 100u * 1024;   // each line counted with its newline
     std::uint32_t max_ops = 60;
 };
+
+// What a script error may carry into the HTTP answer; longer text is cut with a marker, so a run's
+// body never exceeds response + logs + these + a few hundred bytes of framing (DESIGN section 5).
+constexpr std::size_t SCRIPT_ERROR_NAME_MAX_BYTES = 128;
+constexpr std::size_t SCRIPT_ERROR_MESSAGE_MAX_BYTES = 4 * 1024;
+constexpr std::size_t SCRIPT_ERROR_STACK_MAX_BYTES = 8 * 1024;
+
+// `text` as UTF-8 (U+FFFD for what is not) of at most max_bytes: cut at a character boundary and
+// ended with " [... N bytes cut]" when longer.
+std::string CapText(std::string_view text, std::size_t max_bytes);
 
 struct RunRequest {
     std::string code;

@@ -2,6 +2,8 @@
 // worker slot's own payer wallet (signed for by keyd), and keyd itself. One per worker process.
 #pragma once
 
+#include <algorithm>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -38,6 +40,10 @@ public:
     // budget of [chain] request_timeout_ms from now.
     void StartChainBudget() {
         if (m_rpc) m_rpc->StartBudget(m_request_budget);
+    }
+    // The same, but never past `cap` from now (an op of a run gets no more than the run has left).
+    void StartChainBudget(std::chrono::milliseconds cap) {
+        if (m_rpc) m_rpc->StartBudget(std::min(m_request_budget, cap));
     }
     // Whether the pool's chain circuit is open now (for /health).
     bool ChainCircuitOpen() const;

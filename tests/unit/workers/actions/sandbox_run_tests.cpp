@@ -136,6 +136,7 @@ class SandboxRunTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testOpRoundTrip);
     CPPUNIT_TEST(testLogsReachHandler);
     CPPUNIT_TEST(testWorkerSideLimits);
+    CPPUNIT_TEST(testCapTextCutsAtACharacterWithAMarker);
     CPPUNIT_TEST(testDateAndRandomWorkUnderSeccomp);
     CPPUNIT_TEST(testZygoteGoneIsAnError);
     CPPUNIT_TEST(testModernCodeIsLoweredInTheChild);
@@ -365,10 +366,25 @@ public:
         l.max_log_bytes = 10;
         l.max_response_bytes = 20;
         CPPUNIT_ASSERT(Run("function main() { for (var i = 0; i < 3; i++) Sigil.Actions.getPublicKey({}); }", l).end == RunEnd::OpLimit);
-        CPPUNIT_ASSERT(Run("function main() { console.log('0123456789A'); }", l).end == RunEnd::LogLimit);
+        // A line counts with its newline: 10 characters are 11 bytes, over a cap of 10.
+        CPPUNIT_ASSERT(Run("function main() { console.log('0123456789'); }", l).end == RunEnd::LogLimit);
+        CPPUNIT_ASSERT(Run("function main() { for (;;) console.log(); }", l).end == RunEnd::LogLimit);
         CPPUNIT_ASSERT(Run("function main() { return 'x'.repeat(30); }", l).end == RunEnd::ResponseLimit);
-        CPPUNIT_ASSERT(Run("function main() { Sigil.Actions.getPublicKey({}); console.log('0123456789'); return 'ok'; }", l).end ==
+        CPPUNIT_ASSERT(Run("function main() { Sigil.Actions.getPublicKey({}); console.log('012345678'); return 'ok'; }", l).end ==
                        RunEnd::Completed);
+    }
+    void testCapTextCutsAtACharacterWithAMarker() {
+        CPPUNIT_ASSERT_EQUAL(std::string("short"), CapText("short", 100));
+        const std::string cut = CapText(std::string(1000, 'x'), 100);
+        CPPUNIT_ASSERT(cut.size() <= 100);
+        CPPUNIT_ASSERT(cut.find(" [... 1000 bytes, cut]") != std::string::npos);
+        // 3-byte characters never split, invalid bytes become U+FFFD.
+        std::string euros;
+        for (int i = 0; i < 100; ++i) euros += "\xE2\x82\xAC";
+        const std::string e = CapText(euros, 50);
+        CPPUNIT_ASSERT(e.size() <= 50);
+        CPPUNIT_ASSERT_EQUAL(std::size_t{0}, e.find(" [") % 3);
+        CPPUNIT_ASSERT_EQUAL(std::string("a\xEF\xBF\xBD"), CapText("a\xFF", 100));
     }
     void testDateAndRandomWorkUnderSeccomp() {
         auto o = Run("function main() { var d = new Date(); return [typeof d.toString(), d.getTimezoneOffset() === 0,"
