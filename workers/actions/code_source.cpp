@@ -1,0 +1,133 @@
+#include "workers/actions/code_source.h"
+
+#include <cstdio>
+#include <fstream>
+#include <optional>
+
+#include <unistd.h>
+
+#include "common/cid.h"
+#include "common/log.h"
+#include "workers/actions/fetch.h"
+
+namespace sigil::workers {
+
+using common::ErrorKind;
+using common::MakeError;
+using common::Result;
+
+const CodeCache::Entry* CodeCache::Find(const std::string& cid) {
+    auto it = m_map.find(cid);
+    if (it == m_map.end()) return nullptr;
+    m_lru.splice(m_lru.begin(), m_lru, it->second);
+    return &it->second->second;
+}
+
+void CodeCache::Put(const std::string& cid, Entry entry) {
+    if (m_max_entries == 0 || entry.code.size() > m_max_bytes) return;
+    if (auto it = m_map.find(cid); it != m_map.end()) {
+        m_bytes -= it->second->second.code.size();
+        m_lru.erase(it->second);
+        m_map.erase(it);
+    }
+    m_bytes += entry.code.size();
+    m_lru.emplace_front(cid, std::move(entry));
+    m_map[cid] = m_lru.begin();
+    while (m_map.size() > m_max_entries || m_bytes > m_max_bytes) {
+        m_bytes -= m_lru.back().second.code.size();
+        m_map.erase(m_lru.back().first);
+        m_lru.pop_back();
+    }
+}
+
+namespace {
+
+// The shared folder cache: files named by CID, written atomically, verified on every read (a
+// damaged or planted file is ignored), so it needs no more trust than a gateway.
+std::optional<std::string> ReadCachedSource(const std::string& dir, const std::string& cid, std::size_t max_bytes) {
+    if (dir.empty()) return std::nullopt;
+    std::ifstream in(dir + "/" + cid, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::string data;
+    data.resize(max_bytes + 1);
+    in.read(data.data(), static_cast<std::streamsize>(data.size()));
+    data.resize(static_cast<std::size_t>(in.gcount()));
+    if (data.size() > max_bytes || common::ComputeCidV0(data) != cid) return std::nullopt;
+    return data;
+}
+
+void WriteCachedSource(const std::string& dir, const std::string& cid, const std::string& data) {
+    if (dir.empty()) return;
+    const std::string tmp = dir + "/." + cid + "." + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out.write(data.data(), static_cast<std::streamsize>(data.size()));
+        if (!out) {
+            std::remove(tmp.c_str());
+            common::LogWarn("code cache: cannot write " + tmp);
+            return;
+        }
+    }
+    if (std::rename(tmp.c_str(), (dir + "/" + cid).c_str()) != 0) std::remove(tmp.c_str());
+}
+
+// A gateway fetch's failure for the caller: the kind, never the message (it names the gateway).
+std::string GatewayFailure(const common::Error& error) {
+    if (error.code == "fetch_timeout") return "timed out";
+    if (error.code == "fetch_address_refused") return "redirected to an address that is not allowed";
+    if (error.code == "fetch_response_too_large") return "the code is larger than the code limit";
+    return "unreachable";
+}
+
+}  // namespace
+
+Result<CodeCache::Entry> LoadCode(const ActionSettings& settings, CodeCache& cache, const std::string& cid) {
+    if (const auto* hit = cache.Find(cid)) return *hit;
+    if (auto cached = ReadCachedSource(settings.code_cache_dir, cid, settings.max_code_bytes)) {
+        CodeCache::Entry entry{std::move(*cached), false};
+        cache.Put(cid, entry);
+        return entry;
+    }
+    if (settings.ipfs_gateways.empty()) {
+        return MakeError(ErrorKind::Unavailable, "ipfs_unavailable", "no IPFS gateway is configured");
+    }
+    // The caller learns which gateway failed and how, in our words; the details (URLs, hosts,
+    // addresses of the operator's gateways) go to the log only.
+    std::string failures;
+    bool mismatch = false;
+    for (std::size_t i = 0; i < settings.ipfs_gateways.size(); ++i) {
+        const std::string& gateway = settings.ipfs_gateways[i];
+        const std::string label = "gateway " + std::to_string(i + 1) + ": ";
+        FetchLimits limits;
+        limits.trusted_first_hop = true;  // the operator's own gateway (the dev one is local); redirects are not
+        limits.allowed_addresses = settings.fetch_allowed_addresses;
+        limits.refused_hosts = settings.public_hosts;
+        limits.timeout_ms = settings.ipfs_timeout_ms;
+        limits.max_response_bytes = settings.max_code_bytes;
+        FetchRequest request;
+        request.url = gateway + cid;
+        auto response = workers::Fetch(request, limits);
+        std::string failure;
+        if (!response.ok()) {
+            common::LogWarn("gateway " + gateway + " failed for " + cid + ": " + response.error().message);
+            failure = GatewayFailure(response.error());
+        } else if (response->status != 200) {
+            failure = "HTTP " + std::to_string(response->status);
+        } else if (common::ComputeCidV0(response->body) != cid) {
+            mismatch = true;
+            failure = "the bytes do not hash to " + cid;
+            common::LogWarn("gateway " + gateway + " sent bytes that do not match " + cid);
+        } else {
+            WriteCachedSource(settings.code_cache_dir, cid, response->body);
+            CodeCache::Entry entry{std::move(response->body), false};
+            cache.Put(cid, entry);
+            return entry;
+        }
+        failures += (failures.empty() ? "" : "; ") + label + failure;
+    }
+    return MakeError(ErrorKind::Unavailable, mismatch ? "ipfs_cid_mismatch" : "ipfs_unavailable",
+                     "could not fetch " + cid + " from any gateway (" + failures + ")");
+}
+
+
+}  // namespace sigil::workers

@@ -1,0 +1,62 @@
+// The worker's side of one run: the ops a sandbox child asks for (PKP keys bound to the caller's
+// account, the action's own key, fetch), each checked on its own and bounded by the run's time.
+//
+// Trust: every op argument is untrusted. A PKP is used only if canExecute(caller's key, the running
+// CID, that PKP) holds and its registered address is the one derived for (account, path), so an
+// action can use exactly the keys its caller could have run it with.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+#include "common/bytes.h"
+#include "common/ipc_frame.h"
+#include "common/result.h"
+#include "workers/actions/sandbox_host.h"
+#include "workers/actions/settings.h"
+#include "workers/chain/caller.h"
+#include "workers/chain/service.h"
+
+namespace sigil::workers {
+
+class RunOps : public OpHandler {
+public:
+    // `authorized_pkp`: the PKP the execution flow already authorized for this run (not asked again).
+    RunOps(Service& service, const Caller& caller, const ActionSettings& settings, std::string cid,
+           std::optional<common::Address20> authorized_pkp);
+
+    // Errors are the op's answer to the script: InvalidInput "invalid_op", Forbidden "not_authorized"
+    // / "pkp_key_mismatch", a code ending in "_limit" (ends the run), the chain's and keyd's errors.
+    common::Result<std::string> OnOp(std::string_view name, std::string_view args_json) override;
+    common::Status OnLog(std::string_view text) override;
+    // The run's console lines, each ended by a newline.
+    std::string TakeLogs();
+
+private:
+    common::Result<std::string> ActionPrivateKey();
+    common::Result<std::string> ActionPublic(const rapidjson::Document& args, bool address);
+    common::Result<const common::PkpKeys*> KeysFor(const rapidjson::Document& args, common::Address20* pkp_out);
+    common::Result<std::string> PkpOp(std::string_view name, const rapidjson::Document& args);
+    common::Result<std::string> Fetch(const rapidjson::Document& args, std::chrono::milliseconds left);
+    std::chrono::milliseconds RunTimeLeft() const;
+
+    Service& m_service;
+    const Caller& m_caller;
+    const ActionSettings& m_settings;
+    std::string m_cid;
+    common::Hash32 m_cid_hash;
+    std::map<common::Address20, bool> m_authorized;
+    std::map<common::Address20, common::PkpKeys> m_keys;  // wiped when the run ends
+    std::chrono::steady_clock::time_point m_run_deadline;
+    std::uint32_t m_key_requests = 0;
+    std::uint32_t m_fetches = 0;
+    std::string m_logs;
+};
+
+}  // namespace sigil::workers
