@@ -21,6 +21,7 @@
 
 #include "common/cid.h"
 #include "common/config.h"
+#include "common/handles.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
 #include "workers/actions/runner.h"
@@ -99,15 +100,15 @@ int main(int argc, char** argv) {
     const auto cfg_fd = EnvNumber("SIGIL_CONFIG_FD");
     auto config = [&]() -> common::Result<common::Config> {
         if (!cfg_fd) return common::Config::LoadFile(config_path);
+        const common::UniqueFd fd(static_cast<int>(*cfg_fd));  // the supervisor's memfd, closed once read
         std::string text;
         char buf[4096];
         for (off_t off = 0;;) {
-            const auto n = pread(static_cast<int>(*cfg_fd), buf, sizeof buf, off);
+            const auto n = pread(fd.get(), buf, sizeof buf, off);
             if (n <= 0) break;
             text.append(buf, static_cast<std::size_t>(n));
             off += n;
         }
-        close(static_cast<int>(*cfg_fd));
         return common::Config::Parse(text);
     }();
     if (!config.ok()) {

@@ -64,25 +64,6 @@ private:
     std::vector<char> m_bytes;
 };
 
-bool NestingWithin(std::string_view text, int max_depth) {
-    int depth = 0;
-    bool in_string = false, escaped = false;
-    for (char c : text) {
-        if (in_string) {
-            if (escaped) escaped = false;
-            else if (c == '\\') escaped = true;
-            else if (c == '"') in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '{' || c == '[') {
-            if (++depth > max_depth) return false;
-        } else if (c == '}' || c == ']') {
-            --depth;
-        }
-    }
-    return true;
-}
-
 const Json* Member(const Json& args, const char* key) {
     auto it = args.FindMember(key);
     if (it == args.MemberEnd() || it->value.IsNull()) return nullptr;
@@ -479,7 +460,7 @@ Result<std::string> RunCryptoOp(std::string_view name, std::string_view args_jso
         if (candidate.name == name) op = &candidate;
     }
     if (op == nullptr) return MakeError(ErrorKind::InvalidInput, "unknown_crypto_operation", "unknown crypto operation");
-    if (!NestingWithin(args_json, MAX_ARGS_NESTING)) return Bad("invalid typed data: nested too deeply");
+    if (!common::JsonNestingWithin(args_json, MAX_ARGS_NESTING)) return Bad("invalid typed data: nested too deeply");
     WipedBuffer buffer(args_json);
     rapidjson::Document doc;
     doc.ParseInsitu<rapidjson::kParseIterativeFlag>(buffer.data());
