@@ -60,7 +60,8 @@ common::Result<KeyService> KeyService::Create(common::SecretBytes root, const Ke
     if (root.size() != common::ROOT_KEY_SIZE) {
         return common::MakeError(common::ErrorKind::Internal, "invalid_root_key", "root key must be 32 bytes");
     }
-    if (policy.chain_id == 0 || IsZero(policy.contract) || policy.payer_count > common::IPC_MAX_PAYERS) {
+    if (policy.chain_id == 0 || IsZero(policy.contract) || policy.payer_count > common::IPC_MAX_PAYERS ||
+        policy.max_fee_per_gas == 0 || policy.max_gas_limit == 0) {
         return common::MakeError(common::ErrorKind::InvalidInput, "invalid_policy",
                                  "chain id must be non-zero, the contract address set, at most 1024 payers");
     }
@@ -195,6 +196,21 @@ SecretBuffer KeyService::HandleSignPayerTx(ByteView payload) {
     if (req->chain_id != m_policy.chain_id) {
         return Refuse(KeydFailure::Refused, "chain id " + std::to_string(req->chain_id) + " is not " +
                                                 std::to_string(m_policy.chain_id));
+    }
+    // Fees and gas within the caps, so no request can spend more than gas_limit x max_fee_per_gas.
+    if (req->max_fee_per_gas > m_policy.max_fee_per_gas) {
+        return Refuse(KeydFailure::Refused, "max fee per gas " + std::to_string(req->max_fee_per_gas) +
+                                                " wei is over the cap of " + std::to_string(m_policy.max_fee_per_gas));
+    }
+    if (req->max_priority_fee_per_gas > m_policy.max_priority_fee_per_gas ||
+        req->max_priority_fee_per_gas > req->max_fee_per_gas) {
+        return Refuse(KeydFailure::Refused, "priority fee " + std::to_string(req->max_priority_fee_per_gas) +
+                                                " wei is over the cap of " +
+                                                std::to_string(m_policy.max_priority_fee_per_gas) + " or the max fee");
+    }
+    if (req->gas_limit > m_policy.max_gas_limit) {
+        return Refuse(KeydFailure::Refused, "gas limit " + std::to_string(req->gas_limit) + " is over the cap of " +
+                                                std::to_string(m_policy.max_gas_limit));
     }
     if (req->payer != common::IPC_ADMIN_PAYER && req->payer >= m_payers.size()) {
         return Refuse(KeydFailure::OutOfRange, "payer index " + std::to_string(req->payer) + " is not configured");

@@ -18,13 +18,22 @@ struct KeyPolicy {
     std::uint64_t chain_id = 0;          // the only chain id a payer transaction may carry
     common::Address20 contract{};        // AccountConfig: the only `to` a payer transaction may have
     std::uint32_t payer_count = 0;       // payer indices 0..payer_count-1 exist (<= IPC_MAX_PAYERS)
+    // Spending caps: a compromised worker may ask for any fee, and each transaction's worst case
+    // (gas_limit x max_fee_per_gas) is paid from a payer's balance. Defaults suit a busy L1.
+    std::uint64_t max_fee_per_gas = DEFAULT_MAX_FEE_PER_GAS;
+    std::uint64_t max_priority_fee_per_gas = DEFAULT_MAX_PRIORITY_FEE_PER_GAS;
+    std::uint64_t max_gas_limit = DEFAULT_MAX_GAS_LIMIT;
+
+    static constexpr std::uint64_t DEFAULT_MAX_FEE_PER_GAS = 500'000'000'000;         // 500 gwei
+    static constexpr std::uint64_t DEFAULT_MAX_PRIORITY_FEE_PER_GAS = 50'000'000'000;  // 50 gwei
+    static constexpr std::uint64_t DEFAULT_MAX_GAS_LIMIT = 15'000'000;                 // half a 30M block
 };
 
 class KeyService {
 public:
     // `root` must be ROOT_KEY_SIZE bytes and payer_count <= IPC_MAX_PAYERS.
     // Errors: Internal "invalid_root_key", InvalidInput "invalid_policy" (chain id 0, contract
-    // address zero, too many payers), or a derivation error for the payer wallets.
+    // address zero, too many payers, a cap of 0), or a derivation error for the payer wallets.
     static common::Result<KeyService> Create(common::SecretBytes root, const KeyPolicy& policy);
 
     // Answers one request payload (type byte first) with one complete reply frame. Never fails:

@@ -82,6 +82,9 @@ int main(int argc, char** argv) {
     policy.chain_id = options->chain_id;
     policy.contract = options->contract;
     policy.payer_count = options->payers;
+    if (options->max_fee_per_gas) policy.max_fee_per_gas = options->max_fee_per_gas;
+    if (options->max_priority_fee_per_gas) policy.max_priority_fee_per_gas = options->max_priority_fee_per_gas;
+    if (options->max_gas_limit) policy.max_gas_limit = options->max_gas_limit;
     auto service = keyd::KeyService::Create(std::move(root).value(), policy);
     if (!service.ok()) return Fail(service.error());
 

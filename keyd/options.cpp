@@ -29,6 +29,7 @@ std::string_view KeydUsage() {
     return "usage: sigil-keyd --socket PATH (--root-key-file PATH | --tee-key-service ENDPOINT)\n"
            "                  --allowed-uid UID [--allowed-uid UID ...] --chain-id N --contract 0xADDR\n"
            "                  [--payers N] [--socket-group GID] [--max-connections N]\n"
+           "                  [--max-fee-per-gas WEI] [--max-priority-fee-per-gas WEI] [--max-gas-limit GAS]\n"
            "       sigil-keyd --print-payers (--root-key-file PATH | --tee-key-service ENDPOINT) [--payers N]\n"
            "                  prints {\"api_payers\": [...], \"admin_payer\": ...} for deploying the contract\n";
 }
@@ -78,6 +79,13 @@ common::Result<KeydOptions> ParseKeydOptions(std::span<const std::string_view> a
         } else if (flag == "--max-connections") {
             if (!ParseNumber(value, 1, 4096, &o.max_connections)) {
                 return Bad("bad --max-connections " + std::string(value));
+            }
+        } else if (flag == "--max-fee-per-gas" || flag == "--max-priority-fee-per-gas" || flag == "--max-gas-limit") {
+            std::uint64_t* cap = flag == "--max-fee-per-gas"            ? &o.max_fee_per_gas
+                                 : flag == "--max-priority-fee-per-gas" ? &o.max_priority_fee_per_gas
+                                                                        : &o.max_gas_limit;
+            if (!ParseNumber(value, 1, std::numeric_limits<std::uint64_t>::max(), cap)) {
+                return Bad("bad " + std::string(flag) + " " + std::string(value));
             }
         } else {
             return Bad("unknown option " + std::string(flag));

@@ -25,6 +25,9 @@ struct KeydOptions {
     common::Address20 contract{};           // --contract 0xADDR (required: AccountConfig)
     std::uint32_t payers = 16;              // --payers N (0..1024)
     std::size_t max_connections = 64;       // --max-connections N (1..4096)
+    std::uint64_t max_fee_per_gas = 0;      // --max-fee-per-gas WEI (0 = KeyPolicy's default)
+    std::uint64_t max_priority_fee_per_gas = 0;  // --max-priority-fee-per-gas WEI (0 = default)
+    std::uint64_t max_gas_limit = 0;        // --max-gas-limit GAS (0 = default)
     bool help = false;                      // --help
     bool print_payers = false;              // --print-payers: print the payer addresses as JSON and exit
 };

@@ -68,6 +68,7 @@ class KeyServiceTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testRefusesWrongRecipient);
     CPPUNIT_TEST(testRefusesContractCreation);
     CPPUNIT_TEST(testRefusesUnknownPayer);
+    CPPUNIT_TEST(testRefusesFeesAndGasOverTheCaps);
     CPPUNIT_TEST(testUnknownTypeGetsFailure);
     CPPUNIT_TEST(testMalformedRequestGetsFailure);
     CPPUNIT_TEST(testCreateRefusesBadPolicyOrRoot);
@@ -244,6 +245,40 @@ public:
         CPPUNIT_ASSERT(FailureCode(Ask(*EncodeSignPayerTxRequest(GoodTx(4)))) == KeydFailure::OutOfRange);
         CPPUNIT_ASSERT(FailureCode(Ask(*EncodeSignPayerTxRequest(GoodTx(IPC_ADMIN_PAYER - 1)))) ==
                        KeydFailure::OutOfRange);
+    }
+
+    void testRefusesFeesAndGasOverTheCaps() {
+        KeyPolicy policy = Policy();
+        policy.max_fee_per_gas = 3'000'000'000;
+        policy.max_priority_fee_per_gas = 1'000'000'000;
+        policy.max_gas_limit = 200'000;
+        auto capped = KeyService::Create(TestRoot(), policy);
+        CPPUNIT_ASSERT(capped.ok());
+        auto ask = [&](const PayerTxRequest& tx) { return capped->Handle(Payload(*EncodeSignPayerTxRequest(tx))); };
+        // Exactly at every cap: signed.
+        CPPUNIT_ASSERT(DecodeSignedTxReply(Payload(ask(GoodTx(0)))).ok());
+        PayerTxRequest tx = GoodTx(0);
+        tx.max_fee_per_gas += 1;
+        CPPUNIT_ASSERT(FailureCode(ask(tx)) == KeydFailure::Refused);
+        tx = GoodTx(IPC_ADMIN_PAYER);
+        tx.max_priority_fee_per_gas += 1;
+        CPPUNIT_ASSERT(FailureCode(ask(tx)) == KeydFailure::Refused);
+        tx = GoodTx(0);
+        tx.gas_limit += 1;
+        CPPUNIT_ASSERT(FailureCode(ask(tx)) == KeydFailure::Refused);
+        // A tip above the max fee is malformed under EIP-1559 whatever the caps.
+        tx = GoodTx(0);
+        tx.max_fee_per_gas = 500'000'000;
+        CPPUNIT_ASSERT(FailureCode(ask(tx)) == KeydFailure::Refused);
+        // The defaults cap a worker asking for absurd fees.
+        tx = GoodTx(0);
+        tx.max_fee_per_gas = KeyPolicy::DEFAULT_MAX_FEE_PER_GAS + 1;
+        CPPUNIT_ASSERT(FailureCode(Ask(*EncodeSignPayerTxRequest(tx))) == KeydFailure::Refused);
+        tx = GoodTx(0);
+        tx.gas_limit = KeyPolicy::DEFAULT_MAX_GAS_LIMIT + 1;
+        CPPUNIT_ASSERT(FailureCode(Ask(*EncodeSignPayerTxRequest(tx))) == KeydFailure::Refused);
+        policy.max_fee_per_gas = 0;
+        CPPUNIT_ASSERT(!KeyService::Create(TestRoot(), policy).ok());
     }
 
     void testUnknownTypeGetsFailure() {

@@ -148,6 +148,13 @@ public:
         CPPUNIT_ASSERT(!with({"--tee-key-service", "x"}).ok());  // two key sources
         CPPUNIT_ASSERT(!with({"--allowed-uid", "-1"}).ok());
         CPPUNIT_ASSERT(!with({"--chain-id", "0"}).ok());
+        CPPUNIT_ASSERT(!with({"--max-fee-per-gas", "0"}).ok());
+        CPPUNIT_ASSERT(!with({"--max-gas-limit", "x"}).ok());
+        auto caps = with({"--max-fee-per-gas", "7", "--max-priority-fee-per-gas", "2", "--max-gas-limit", "90000"});
+        CPPUNIT_ASSERT(caps.ok());
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{7}, caps->max_fee_per_gas);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{2}, caps->max_priority_fee_per_gas);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{90000}, caps->max_gas_limit);
         CPPUNIT_ASSERT(!with({"--contract", "0x5FbDB2315678afecb367f032d93F642f64180aA3"}).ok());  // bad checksum
         const std::vector<std::string_view> no_uid{"--socket", "/s", "--root-key-file", "/k", "--chain-id", "1",
                                                    "--contract", "0x5fbdb2315678afecb367f032d93f642f64180aa3"};
