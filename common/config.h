@@ -23,6 +23,8 @@
 //   [worker]
 //   max_body_bytes          = 1048576               largest request body accepted (else 413)
 //   dstack_socket           = (empty)               dstack guest agent socket; empty = /attestation 503
+//   attestation_timeout_ms  = 5000                  wait for the guest agent at most this long
+//   attestation_cache_ms    = 60000                 reuse the nonce-less quote and the info this long
 //   test_routes             = false                 adds /core/v1/test/* (integration tests only)
 #pragma once
 

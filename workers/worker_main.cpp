@@ -26,6 +26,7 @@
 #include "common/scoreboard.h"
 #include "workers/actions/runner.h"
 #include "workers/api/api.h"
+#include "workers/api/attestation.h"
 #include "workers/fcgi/server.h"
 #include "workers/chain/service.h"
 #include "workers/http/router.h"
@@ -161,8 +162,10 @@ int main(int argc, char** argv) {
     }
 
     workers::Router router;
-    workers::AddSystemRoutes(router, {SIGIL_VERSION, scoreboard ? &*scoreboard : nullptr,
-                                      config->GetString("worker", "dstack_socket"), keyd ? &*keyd : nullptr});
+    workers::AddSystemRoutes(router, {SIGIL_VERSION, scoreboard ? &*scoreboard : nullptr, keyd ? &*keyd : nullptr});
+    workers::AddAttestationRoutes(router, {config->GetString("worker", "dstack_socket"),
+                                           static_cast<int>(config->GetInt("worker", "attestation_timeout_ms")),
+                                           static_cast<int>(config->GetInt("worker", "attestation_cache_ms"))});
     // The management API: the chain stack with this slot's own payer wallet (DESIGN.md section 7).
     auto service = workers::Service::Create(*config, keyd ? &*keyd : nullptr, slot,
                                             scoreboard ? &scoreboard->ChainEpoch() : nullptr,

@@ -30,14 +30,6 @@ common::Result<HttpResponse> Health(const SystemInfo& info) {
     return JsonResponse(keyd_ok ? 200 : 503, body + "}");
 }
 
-common::Result<HttpResponse> Unavailable(const SystemInfo& info) {
-    // DESIGN section 6: without a TEE guest agent there is nothing to attest; say so in JSON.
-    const std::string why = info.dstack_socket.empty()
-                                ? "no TEE guest agent (dstack) is configured on this instance"
-                                : "the dstack relay is not available in this build";
-    return ErrorResponse(503, "attestation_unavailable", why);
-}
-
 }  // namespace
 
 void AddSystemRoutes(Router& router, const SystemInfo& info) {
@@ -50,12 +42,6 @@ void AddSystemRoutes(Router& router, const SystemInfo& info) {
                                                  ",\"api\":\"v1\"}");
                 },
                 "Service version", "system", "", ApiSchema("system.json#/Version")});
-    router.Add({"GET", "/attestation", AuthRequirement::None, BodyKind::None,
-                [info](RequestContext&) { return Unavailable(info); },
-                "TEE quote relayed from the guest agent (503 when there is none)", "attestation", "", ""});
-    router.Add({"GET", "/info", AuthRequirement::None, BodyKind::None,
-                [info](RequestContext&) { return Unavailable(info); },
-                "TEE app info relayed from the guest agent (503 when there is none)", "attestation", "", ""});
 }
 
 void AddTestRoutes(Router& router) {

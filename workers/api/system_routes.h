@@ -1,4 +1,4 @@
-// Service-level endpoints: GET /health, GET /core/v1/version, GET /attestation, GET /info.
+// Service-level endpoints: GET /health, GET /core/v1/version (the attestation routes: attestation.h).
 #pragma once
 
 #include <string>
@@ -12,18 +12,16 @@ namespace sigil::workers {
 struct SystemInfo {
     std::string version;                              // e.g. "0.1.0"
     const common::Scoreboard* scoreboard = nullptr;   // null when the worker runs without a supervisor
-    std::string dstack_socket;                        // empty: /attestation and /info answer 503
     KeydClient* keyd = nullptr;                       // null when no keyd is configured
 };
 
-// Adds the four routes to `router`. `info` is copied; the scoreboard must outlive the router.
+// Adds the two routes to `router`. `info` is copied; the scoreboard must outlive the router.
 //   GET /health          200 {"status":"ok","version":...,"workers":{"total","idle","busy","starting",
 //                        "draining","capacity","requests_served"},"keyd":"ok"} ("workers" omitted without
 //                        scoreboard, "keyd" without keyd; with a scoreboard, "chain" is "unavailable"
 //                        while the chain circuit is open); 503 with "status":"degraded","keyd":"unavailable"
 //                        when keyd does not answer a ping, so a load balancer takes the instance out
 //   GET /core/v1/version 200 {"service":"sigil","version":...,"api":"v1"}
-//   GET /attestation, GET /info: 503 attestation_unavailable until the dstack relay exists.
 void AddSystemRoutes(Router& router, const SystemInfo& info);
 
 // Routes for the integration tests only ([worker] test_routes = true):

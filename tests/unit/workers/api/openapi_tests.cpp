@@ -12,6 +12,7 @@
 #include "workers/api/api.h"
 #include "workers/http/openapi.h"
 #include "workers/http/router.h"
+#include "workers/api/attestation.h"
 #include "workers/api/system_routes.h"
 
 using namespace sigil;
@@ -80,7 +81,8 @@ struct RealRouter {
         auto s = Service::Create(common::Config::Defaults(), nullptr, 0);
         CPPUNIT_ASSERT(s.ok());
         service = std::move(s).value();
-        AddSystemRoutes(router, {"1.2.3", nullptr, ""});
+        AddSystemRoutes(router, {"1.2.3", nullptr, nullptr});
+        AddAttestationRoutes(router, {});
         AddApiRoutes(router, *service);
         if (fake_auth) {
             router.SetAuthenticator([](const HttpRequest&, AuthRequirement) -> common::Result<std::any> {

@@ -5,6 +5,7 @@
 
 #include "common/scoreboard.h"
 #include "workers/http/router.h"
+#include "workers/api/attestation.h"
 #include "workers/api/system_routes.h"
 
 using namespace sigil;
@@ -195,7 +196,8 @@ public:
         sb->MarkBusy(1, 5);
         sb->CountRequest(1);
         Router router;
-        AddSystemRoutes(router, {"1.2.3", &*sb, ""});
+        AddSystemRoutes(router, {"1.2.3", &*sb, nullptr});
+        AddAttestationRoutes(router, {});  // no agent configured
         auto health = router.Dispatch(Req("GET", "/health"));
         CPPUNIT_ASSERT_EQUAL(200, health.status);
         rapidjson::Document d;
@@ -215,12 +217,13 @@ public:
             CPPUNIT_ASSERT(HasErrorCode(r, "attestation_unavailable"));
         }
         Router bare;
-        AddSystemRoutes(bare, {"1", nullptr, ""});
+        AddSystemRoutes(bare, {"1", nullptr, nullptr});
         CPPUNIT_ASSERT_EQUAL(std::string("{\"status\":\"ok\",\"version\":\"1\"}"), bare.Dispatch(Req("GET", "/health")).body);
     }
     void testRouteTableIsExposed() {
         Router router;
-        AddSystemRoutes(router, {"1", nullptr, ""});
+        AddSystemRoutes(router, {"1", nullptr, nullptr});
+        AddAttestationRoutes(router, {});
         AddTestRoutes(router);
         CPPUNIT_ASSERT_EQUAL(std::size_t{6}, router.routes().size());
         for (const auto& r : router.routes()) {
