@@ -18,6 +18,7 @@ units=$src/systemd
 # a change that loosens the sandbox fails here rather than going unnoticed.
 KEYD_MAX_EXPOSURE=1.0
 SUPERVISOR_MAX_EXPOSURE=2.0
+EVIDENCE_MAX_EXPOSURE=1.3  # measured 0.9 (root, but no network, no capabilities, one writable folder)
 
 command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
 
@@ -35,6 +36,7 @@ find_binary() {
 }
 keyd_bin=$(find_binary sigil-keyd)
 supervisor_bin=$(find_binary sigil-supervisor)
+evidence_bin=$(find_binary sigil-evidence)
 
 work=$(mktemp -d /tmp/sigil-systemd-verify.XXXXXX)
 keyd_pid=""
@@ -52,6 +54,8 @@ stage_units() {
     sed -e "s|/usr/local/bin/sigil-keyd|$keyd_bin|g" "$units/sigil-keyd.service" >"$dir/sigil-keyd.service"
     sed -e "s|/usr/local/bin/sigil-supervisor|$supervisor_bin|g" "$units/sigil-supervisor.service" \
         >"$dir/sigil-supervisor.service"
+    sed -e "s|/usr/local/bin/sigil-evidence|$evidence_bin|g" "$units/sigil-evidence.service" >"$dir/sigil-evidence.service"
+    cp "$units/sigil-evidence.path" "$dir/sigil-evidence.path"
     cp "$units/nginx.service.d/sigil.conf" "$dir/nginx.service.d/sigil.conf"
     # The drop-in is checked against Debian's nginx unit when installed, else a stand-in.
     if [[ -f /lib/systemd/system/nginx.service ]]; then
@@ -66,9 +70,9 @@ stage_units() {
 verify_units() {
     local dir=$1 out rc=0 ours
     out=$(cd "$dir" && systemd-analyze verify --man=no ./sigil-keyd.service ./sigil-supervisor.service \
-        ./nginx.service 2>&1) || rc=$?
-    ours=$(grep -E "$dir|sigil-keyd\.service|sigil-supervisor\.service|nginx\.service" <<<"$out" || true)
-    grep -vE "$dir|sigil-keyd\.service|sigil-supervisor\.service|nginx\.service" <<<"$out" |
+        ./sigil-evidence.service ./sigil-evidence.path ./nginx.service 2>&1) || rc=$?
+    ours=$(grep -E "$dir|sigil-keyd\.service|sigil-supervisor\.service|sigil-evidence\.(service|path)|nginx\.service" <<<"$out" || true)
+    grep -vE "$dir|sigil-keyd\.service|sigil-supervisor\.service|sigil-evidence\.(service|path)|nginx\.service" <<<"$out" |
         sed -e '/^$/d' -e 's/^/  (other unit) /' || true
     [[ -n $ours ]] && echo "$ours"
     [[ $rc -eq 0 && -z $ours ]]
@@ -77,7 +81,7 @@ verify_units() {
 stage_units "$work/units"
 grep -q '/usr/local/bin/sigil-' "$work/units"/*.service && fail "a binary path was not substituted"
 if report=$(verify_units "$work/units"); then
-    pass "systemd-analyze verify: no warnings for sigil-keyd, sigil-supervisor, nginx + drop-in"
+    pass "systemd-analyze verify: no warnings for sigil-keyd, sigil-supervisor, sigil-evidence (.service, .path), nginx + drop-in"
 else
     fail "systemd-analyze verify reported:"
     echo "$report"
@@ -123,6 +127,11 @@ require_lines "$units/sigil-supervisor.service" "${common_hardening[@]}" \
     "RuntimeDirectory=sigil"
 grep -qE '^After=.*\bsigil-keyd\.service\b' "$units/sigil-supervisor.service" ||
     fail "sigil-supervisor.service is not ordered after sigil-keyd.service"
+# sigil-evidence runs once per certificate (oneshot) and writes world-readable files on purpose.
+evidence_hardening=("${common_hardening[@]/UMask=0077/UMask=0022}")
+require_lines "$units/sigil-evidence.service" "${evidence_hardening[@]/Restart=on-failure/Type=oneshot}" \
+    "RestrictAddressFamilies=AF_UNIX" "IPAddressDeny=any" "PrivateNetwork=yes" "ReadWritePaths=/var/lib/sigil"
+require_lines "$units/sigil-evidence.path" "Unit=sigil-evidence.service"
 require_lines "$units/nginx.service.d/sigil.conf" "Wants=sigil-supervisor.service" "After=sigil-supervisor.service"
 # The drop-in may only add ordering: no [Service] overrides that could weaken Debian's unit.
 grep -qE '^\[(Service|Install)\]' "$units/nginx.service.d/sigil.conf" && fail "the nginx drop-in overrides more than [Unit]"
@@ -134,7 +143,8 @@ exposure() {
     sed -n "s/.*Overall exposure level for $unit: \([0-9.]*\).*/\1/p" <<<"$out"
 }
 if (cd "$work/units" && systemd-analyze security --offline=true --no-pager ./sigil-keyd.service >/dev/null 2>&1); then
-    for pair in "sigil-keyd.service:$KEYD_MAX_EXPOSURE" "sigil-supervisor.service:$SUPERVISOR_MAX_EXPOSURE"; do
+    for pair in "sigil-keyd.service:$KEYD_MAX_EXPOSURE" "sigil-supervisor.service:$SUPERVISOR_MAX_EXPOSURE" \
+        "sigil-evidence.service:$EVIDENCE_MAX_EXPOSURE"; do
         unit=${pair%%:*} max=${pair#*:}
         score=$(exposure "$unit")
         if [[ -z $score ]]; then
@@ -173,7 +183,7 @@ if systemd-tmpfiles --root="$root" --create "$units/sigil.tmpfiles.conf" >"$work
     [[ $(stat -c '%a %u' "$root/var/lib/sigil-keyd") == "700 $keyd_uid" ]] ||
         fail "/var/lib/sigil-keyd is not 0700 sigil-keyd: $(stat -c '%a %u' "$root/var/lib/sigil-keyd")"
     [[ $(stat -c '%a' "$root/etc/sigil") == 750 ]] || fail "/etc/sigil is not 0750"
-    pass "tmpfiles: /etc/sigil, /var/lib/sigil-keyd, /var/lib/sigil/evidences created with their modes"
+    pass "tmpfiles: /etc/sigil, /var/lib/sigil-keyd, /var/lib/sigil created with their modes"
 else
     fail "systemd-tmpfiles refused the file: $(cat "$work/tmpfiles.log")"
 fi
