@@ -37,7 +37,7 @@ if [[ ! -f $swagger_dist/swagger-ui-bundle.js ]]; then
 fi
 if [[ ! -s $prefix/tls/cert.pem || ! -s $prefix/tls/key.pem ]]; then
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
-        -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
+        -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
         -keyout "$prefix/tls/key.pem" -out "$prefix/tls/cert.pem" 2>/dev/null
     chmod 600 "$prefix/tls/key.pem"
 fi

@@ -1,24 +1,33 @@
-// Development chain: starts anvil on loopback and deploys AccountConfig, or deploys to a running node.
+// Development chain: starts anvil on loopback and deploys AccountConfig and AppGovernance, or deploys
+// to a running node.
 //
 // CLI:
 //   node scripts/devchain.mjs start  --config <out.json> [--build-dir DIR] [--port N]
 //                                    [--api-payers 0xA,0xB] [--admin-payer 0xC] [--state DIR]
+//                                    [--compose-hash 0x..[,0x..]]...
 //     Starts anvil (127.0.0.1, the given or a free port), deploys, registers and funds the payers,
 //     writes the config, then stays in the foreground until SIGTERM/SIGINT and stops anvil.
 //     With --state, the chain lives in DIR/anvil-state.json (written every second and on exit)
-//     and the deployment in DIR/deployment.json: the next start loads both, keeps the contract and
-//     everything on it, and only re-registers and tops up the payers.
+//     and the deployment in DIR/deployment.json: the next start loads both, keeps both contracts and
+//     everything on them, and only re-registers and tops up the payers and allows compose hashes
+//     not yet allowed (hashes allowed before stay allowed).
 //   node scripts/devchain.mjs deploy --config <out.json> --rpc-url URL [--build-dir DIR]
 //                                    [--api-payers ...] [--admin-payer ...] [--deployer-key 0x..]
+//                                    [--compose-hash ...]
 //     Deploys to an already running node (default deployer: anvil's dev account 0, or the
 //     SIGIL_DEPLOYER_KEY environment variable).
 //   Without --api-payers, anvil's dev accounts 1..4 are the API payers; without --admin-payer, dev
 //   account 5 is the admin payer. --build-dir defaults to $SIGIL_BUILD_DIR or <repo>/build and must
-//   hold contracts/AccountConfig.{abi.json,bin} (cmake --build <dir> --target contracts).
-//   The config file is JSON: {rpc_url, chain_id, contract_address, api_payers, admin_payer,
-//   anvil_pid (null for deploy)}.
+//   hold contracts/{AccountConfig,AppGovernance}.{abi.json,bin} (cmake --build <dir> --target contracts).
+//   --compose-hash (repeatable, or a comma list; 32 bytes hex, 0x optional): compose hashes
+//   (SHA-256 of an app_compose, `node evidence/tee-sim/sigil-tee-sim.mjs --compose FILE
+//   --print-compose-hash`) that AppGovernance allows. AppGovernance (the spec's rule 8; its address is
+//   the app id the TEE reports) is owned by the deployer; without --compose-hash it allows none.
+//   The config file is JSON: {rpc_url, chain_id, contract_address, governance_address, api_payers,
+//   admin_payer, anvil_pid (null for deploy)}.
 //
-// Module (used by tests/contract): startAnvil, deployAccountConfig, loadArtifacts, DEV_MNEMONIC, devWallet.
+// Module (used by tests/contract): startAnvil, deployAccountConfig, deployAppGovernance, loadArtifacts,
+// DEV_MNEMONIC, devWallet.
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, renameSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -102,18 +111,19 @@ export async function startAnvil({ port = 0, timeoutMs = 10000, extraArgs = [] }
   throw new Error('anvil did not start');
 }
 
-/// Reads the compiled ABI and bytecode; compiles into a temporary folder if buildDir lacks them.
-export function loadArtifacts(buildDir) {
+/// Reads the compiled ABI and bytecode of contract `name` (default AccountConfig); compiles into a
+/// temporary folder if buildDir lacks them.
+export function loadArtifacts(buildDir, name = 'AccountConfig') {
   let dir = buildDir ? join(buildDir, 'contracts') : null;
   let scratch = null;
-  if (!dir || !existsSync(join(dir, 'AccountConfig.bin'))) {
+  if (!dir || !existsSync(join(dir, `${name}.bin`))) {
     dir = scratch = mkdtempSync(join(tmpdir(), 'sigil-contracts-'));
     execFileSync(process.execPath, [join(REPO, 'contracts/compile.mjs'), dir], { stdio: ['ignore', 'ignore', 'inherit'] });
   }
   try {
     return {
-      abi: JSON.parse(readFileSync(join(dir, 'AccountConfig.abi.json'), 'utf8')),
-      bytecode: '0x' + readFileSync(join(dir, 'AccountConfig.bin'), 'utf8').trim(),
+      abi: JSON.parse(readFileSync(join(dir, `${name}.abi.json`), 'utf8')),
+      bytecode: '0x' + readFileSync(join(dir, `${name}.bin`), 'utf8').trim(),
     };
   } finally {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
@@ -150,6 +160,34 @@ export async function deployAccountConfig({ deployer, artifacts, apiPayers, admi
   return { contract: contract.connect(deployer), address, apiPayers, adminPayer };
 }
 
+/// Deploys AppGovernance owned by `owner` (default: the deployer's address) and allows each of
+/// `composeHashes` (0x + 64 hex) not allowed yet. With `existing` (an address holding AppGovernance),
+/// keeps that deployment (its owner must be the deployer to allow new hashes). Returns {contract, address}.
+export async function deployAppGovernance({ deployer, artifacts, composeHashes = [], owner = null, existing = null }) {
+  const signer = new ethers.NonceManager(deployer);
+  let contract;
+  if (existing) {
+    contract = new ethers.Contract(existing, artifacts.abi, signer);
+  } else {
+    const factory = new ethers.ContractFactory(artifacts.abi, artifacts.bytecode, signer);
+    contract = await factory.deploy(owner ?? (await deployer.getAddress()));
+    await contract.waitForDeployment();
+  }
+  for (const hash of new Set(composeHashes)) {
+    if (!(await contract.allowedComposeHashes(hash))) await (await contract.addComposeHash(hash)).wait();
+  }
+  return { contract: contract.connect(deployer), address: await contract.getAddress() };
+}
+
+/// "0xab..,cd.." (or several such options joined by commas) -> ['0xab..', '0xcd..'], each 32 bytes.
+export function composeHashList(text) {
+  return (text ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean).map((h) => {
+    const hex = h.startsWith('0x') ? h : `0x${h}`;
+    if (!/^0x[0-9a-f]{64}$/.test(hex)) throw new Error(`bad compose hash ${h}: want 32 bytes of hex`);
+    return hex;
+  });
+}
+
 async function samePayerSet(contract, apiPayers) {
   const have = (await contract.getApiPayers()).map((a) => ethers.getAddress(a)).sort();
   const want = [...new Set(apiPayers.map((a) => ethers.getAddress(a)))].sort();
@@ -162,7 +200,9 @@ function parseArgs(argv) {
   for (let i = 0; i < rest.length; i++) {
     const m = /^--([a-z-]+)$/.exec(rest[i]);
     if (!m || i + 1 >= rest.length) throw new Error(`bad argument: ${rest[i]}`);
-    opts[m[1]] = rest[++i];
+    // --compose-hash may be given more than once; every other option takes its last value.
+    const repeatable = m[1] === 'compose-hash' && opts[m[1]] !== undefined;
+    opts[m[1]] = repeatable ? `${opts[m[1]]},${rest[++i]}` : rest[++i];
   }
   return { mode, opts };
 }
@@ -183,23 +223,33 @@ async function deployToNode(rpcUrl, opts, anvilPid, stateDir = null) {
   const deployer = deployerKey ? new ethers.Wallet(deployerKey, provider) : devWallet(0, provider);
   const apiPayers = opts['api-payers'] ? addressList(opts['api-payers']) : [1, 2, 3, 4].map((i) => devWallet(i).address);
   const adminPayer = opts['admin-payer'] ? ethers.getAddress(opts['admin-payer']) : devWallet(5).address;
-  const artifacts = loadArtifacts(opts['build-dir'] ?? process.env.SIGIL_BUILD_DIR ?? join(REPO, 'build'));
+  const composeHashes = composeHashList(opts['compose-hash']);
+  const buildDir = opts['build-dir'] ?? process.env.SIGIL_BUILD_DIR ?? join(REPO, 'build');
+  const artifacts = loadArtifacts(buildDir);
+  const governanceArtifacts = loadArtifacts(buildDir, 'AppGovernance');
   const deploymentFile = stateDir ? join(stateDir, 'deployment.json') : null;
-  let existing = null;
-  if (deploymentFile && existsSync(deploymentFile)) {
-    const saved = JSON.parse(readFileSync(deploymentFile, 'utf8')).contract_address;
-    // The state file may be older than the deployment record (a kill -9 within a second of it).
-    if (saved && (await provider.getCode(saved)) !== '0x') existing = saved;
-    else console.error(`devchain: no contract at the saved address ${saved}; deploying a new one`);
-  }
+  const saved = deploymentFile && existsSync(deploymentFile) ? JSON.parse(readFileSync(deploymentFile, 'utf8')) : {};
+  // The state file may be older than the deployment record (a kill -9 within a second of it).
+  const stillThere = async (what, address) => {
+    if (!address) return null;
+    if ((await provider.getCode(address)) !== '0x') return address;
+    console.error(`devchain: no ${what} at the saved address ${address}; deploying a new one`);
+    return null;
+  };
+  const existing = await stillThere('AccountConfig', saved.contract_address);
   const { address } = await deployAccountConfig({ deployer, artifacts, apiPayers, adminPayer, existing });
-  if (deploymentFile) writeConfig(deploymentFile, { contract_address: address });
+  const { address: governanceAddress } = await deployAppGovernance({
+    deployer, artifacts: governanceArtifacts, composeHashes,
+    existing: await stillThere('AppGovernance', saved.governance_address),
+  });
+  if (deploymentFile) writeConfig(deploymentFile, { contract_address: address, governance_address: governanceAddress });
   const { chainId } = await provider.getNetwork();
   provider.destroy();
   const config = {
     rpc_url: rpcUrl,
     chain_id: Number(chainId),
     contract_address: address,
+    governance_address: governanceAddress,
     api_payers: apiPayers,
     admin_payer: adminPayer,
     anvil_pid: anvilPid,
@@ -212,13 +262,14 @@ async function main() {
   const { mode, opts } = parseArgs(process.argv.slice(2));
   if (!['start', 'deploy'].includes(mode) || !opts.config) {
     console.error('usage: devchain.mjs start|deploy --config OUT.json [--build-dir DIR] [--port N | --rpc-url URL]'
-      + ' [--api-payers 0x..,0x..] [--admin-payer 0x..] [--deployer-key 0x..]');
+      + ' [--api-payers 0x..,0x..] [--admin-payer 0x..] [--deployer-key 0x..] [--state DIR] [--compose-hash 0x..[,0x..]]');
     process.exit(2);
   }
   if (mode === 'deploy') {
     if (!opts['rpc-url']) throw new Error('deploy needs --rpc-url');
     const config = await deployToNode(opts['rpc-url'], opts, null);
-    console.log(`devchain: AccountConfig at ${config.contract_address} on ${config.rpc_url}`);
+    console.log(`devchain: AccountConfig at ${config.contract_address}, AppGovernance at ${config.governance_address}`
+      + ` on ${config.rpc_url}`);
     return;
   }
 
@@ -242,7 +293,8 @@ async function main() {
   });
   try {
     const config = await deployToNode(anvil.url, opts, anvil.pid, stateDir);
-    console.log(`devchain: anvil pid ${anvil.pid} at ${anvil.url}, AccountConfig at ${config.contract_address}` +
+    console.log(`devchain: anvil pid ${anvil.pid} at ${anvil.url}, AccountConfig at ${config.contract_address},`
+      + ` AppGovernance at ${config.governance_address}` +
       (stateDir ? ` (state in ${stateDir})` : ''));
   } catch (err) {
     console.error(`devchain: ${err.message}`);

@@ -10,8 +10,22 @@
 //   startStack({ipfsGateways: [url, ...]}) replaces the dev gateway in ipfs_gateways (stack.gatewayUrl still serves)
 //   await stack.request(method, path, {key, bearer, body, rawBody, contentType, headers, query})
 //     -> {status, headers, json, text}   (path relative to /core/v1 unless it starts with '/core' or
-//                                         is '/health'; json is null when the body is not JSON)
+//                                         is '/health', '/attestation', '/info' or under '/evidences';
+//                                         json is null when the body is not JSON)
 //   await stack.stop()                           // stops everything, also after a failed start
+//   stack.pidOf(name)   the pid of the running 'devchain', 'keyd', 'supervisor' or 'nginx' (the master), or null
+//   await stack.restart(name, {signal, downMs})  stops that child with `signal` (default SIGTERM),
+//                        waits downMs, starts it again with the same arguments and waits until it is
+//                        ready (keyd: listening; devchain: the chain is back on the same port)
+//   startStack({chainState: true}) keeps anvil's state in <home>/chain (as scripts/start does), which
+//                        restart('devchain') needs: anvil comes back with every account, key and group
+//   stack.governance     the AppGovernance address (the app id), deployed on every stack
+//   startStack({teeSim: true}) also runs sigil-tee-sim (the simulated guest agent, as scripts/start does)
+//                        with evidence/dev/app-compose.json, its compose hash allowed by AppGovernance:
+//                        stack.teeSocket (its unix socket), stack.composeHash (0x + 64 hex); both null without;
+//                        the workers relay it ([worker] dstack_socket) and sigil-evidence writes the set nginx
+//                        serves at /evidences/ (stack.evidenceDir; acme-account.json names ACME_ACCOUNT_URI)
+//   startStack({workerOptions: ['attestation_cache_ms = 0']}) adds lines to the [worker] section
 //
 // Environment: SIGIL_BUILD_DIR (default <repo>/build), SIGIL_SOURCE_DIR (default <repo>).
 import { spawn, execFileSync } from 'node:child_process';
@@ -27,6 +41,9 @@ export const SOURCE_DIR = process.env.SIGIL_SOURCE_DIR ?? resolve(dirname(fileUR
 export const BUILD_DIR = process.env.SIGIL_BUILD_DIR ?? join(SOURCE_DIR, 'build');
 const require = createRequire(join(SOURCE_DIR, 'package.json'));
 export const { ethers } = require('ethers');
+
+// What the dev stack's acme-account.json says (a self-signed certificate has no CA account).
+export const ACME_ACCOUNT_URI = 'https://localhost/acme/acct/self-signed-development';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -58,6 +75,7 @@ function launch(name, cmd, args, logFile, env = process.env) {
   const out = logFile ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'ignore', 'ignore'];
   const child = spawn(cmd, args, { stdio: out, env });
   child.name = name;
+  child.spec = { cmd, args, logFile, env };
   child.exited = false;
   child.exitPromise = new Promise((r) => child.on('exit', (code, signal) => {
     child.exited = true;
@@ -113,7 +131,8 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 }
 
 /// Starts the stack. Options: workers (default 2).
-export async function startStack({ workers = 2, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null } = {}) {
+export async function startStack({ workers = 2, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
+  chainState = false, teeSim = false, workerOptions = [] } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -155,9 +174,17 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
 
     // 2. anvil with AccountConfig deployed and the payers registered and funded.
     const chainFile = join(home, 'chain.json');
+    if (chainState) mkdirSync(join(home, 'chain'));
+    const teeSimBin = join(SOURCE_DIR, 'evidence/tee-sim/sigil-tee-sim.mjs');
+    const appCompose = join(SOURCE_DIR, 'evidence/dev/app-compose.json');
+    const composeHash = teeSim
+      ? '0x' + execFileSync(process.execPath, [teeSimBin, '--compose', appCompose, '--print-compose-hash']).toString().trim()
+      : null;
     children.push(launch('devchain', process.execPath, [join(SOURCE_DIR, 'scripts/devchain.mjs'), 'start',
       '--config', chainFile, '--build-dir', BUILD_DIR, '--api-payers', payersJson.api_payers.join(','),
-      '--admin-payer', payersJson.admin_payer], join(logs, 'devchain.log')));
+      '--admin-payer', payersJson.admin_payer, ...(chainState ? ['--state', join(home, 'chain')] : []),
+      ...(teeSim ? ['--compose-hash', composeHash] : [])],
+      join(logs, 'devchain.log')));
     for (let i = 0; i < 600 && !existsSync(chainFile); i++) {
       if (children[0].exited) break;
       await sleep(50);
@@ -166,6 +193,16 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
     const chain = JSON.parse(readFileSync(chainFile, 'utf8'));
     anvilPid = chain.anvil_pid ?? null;
     if (anvilPid) livePids.add(anvilPid);
+
+    // 2b. The simulated TEE guest agent; its app id is the governance contract's address.
+    const teeSocket = teeSim ? join(run, 'tee/dstack.sock') : null;
+    if (teeSim) {
+      const sim = launch('tee-sim', process.execPath, [teeSimBin, '--socket', teeSocket, '--app-id', chain.governance_address,
+        '--compose', appCompose], join(logs, 'tee-sim.log'));
+      children.push(sim);
+      for (let i = 0; i < 200 && !existsSync(teeSocket) && !sim.exited; i++) await sleep(25);
+      if (!existsSync(teeSocket)) throw new Error(`sigil-tee-sim did not come up:\n${tail(join(logs, 'tee-sim.log'))}`);
+    }
 
     // 3. keyd.
     const keydSocket = join(run, 'keyd/keyd.sock');
@@ -181,7 +218,8 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
     const conf = join(home, 'sigil.conf');
     writeFileSync(conf, [
       '[supervisor]', `socket_path = ${fcgiSocket}`, 'socket_mode = 0666', `workers = ${workers}`, '',
-      '[worker]', 'max_body_bytes = 1048576', `test_routes = ${testRoutes}`, '',
+      '[worker]', 'max_body_bytes = 1048576', `test_routes = ${testRoutes}`,
+      ...(teeSim ? [`dstack_socket = ${teeSocket}`] : []), ...workerOptions, '',
       '[chain]', `rpc_url = ${chain.rpc_url}`, `contract_address = ${chain.contract_address}`,
       `chain_id = ${chain.chain_id}`, ...chainOptions, '',
       '[keyd]', `socket_path = ${keydSocket}`, '',
@@ -194,6 +232,13 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
     const prefix = join(home, 'nginx');
     execFileSync(join(SOURCE_DIR, 'nginx/render-dev.sh'), [prefix, String(port), fcgiSocket, join(run, 'evidence')],
       { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SIGIL_DEV_GATEWAY: `${gatewayPort}:${gatewayDir}` } });
+    // The evidence set, as scripts/start writes it (needs the agent for quote.json).
+    const evidenceDir = join(run, 'evidence');
+    if (teeSim) {
+      execFileSync(join(BUILD_DIR, 'bin/sigil-evidence'), ['--dir', evidenceDir, '--cert', join(prefix, 'tls/cert.pem'),
+        '--domain', 'localhost', '--acme-account-uri', ACME_ACCOUNT_URI, '--agent-socket', teeSocket],
+        { stdio: ['ignore', 'ignore', 'pipe'] });
+    }
     children.push(launch('nginx', 'nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'],
       join(logs, 'nginx.log')));
 
@@ -212,7 +257,8 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
 
     const request = (method, path, opts = {}) => {
       const { key, bearer, body, rawBody, contentType, headers = {}, query } = opts;
-      let full = path.startsWith('/core') || path === '/health' || path.startsWith('/evidences') ? path
+      const atRoot = ['/health', '/attestation', '/info'].includes(path) || path.startsWith('/evidences');
+      let full = path.startsWith('/core') || atRoot ? path
         : `/core/v1${path.startsWith('/') ? '' : '/'}${path}`;
       if (query) {
         const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)])).toString();
@@ -233,8 +279,70 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
       return httpsRequest(agent, url + full, method, { headers: h, body: payload });
     };
 
-    return {
-      url, home, logs, agent, request, stop, gatewayDir,
+    const pidOf = (name) => {
+      const c = children.find((x) => x.name === name && !x.exited);
+      return c ? c.pid : null;
+    };
+    const logLines = (name, text) => {
+      try { return readFileSync(join(logs, `${name}.log`), 'utf8').split(text).length - 1; } catch { return 0; }
+    };
+    const restart = async (name, { signal = 'SIGTERM', downMs = 0 } = {}) => {
+      if (stopped) throw new Error('the stack is stopped');
+      const i = children.findIndex((x) => x.name === name);
+      if (i < 0) throw new Error(`no child named ${name}`);
+      const old = children[i];
+      const { cmd, args, logFile, env } = old.spec;
+      let newArgs = args;
+      if (name === 'devchain') {
+        if (!chainState) throw new Error("restart('devchain') needs startStack({chainState: true})");
+        // Same port, so the workers' rpc_url stays right; --state brings the chain back.
+        newArgs = [...args.filter((a, k) => a !== '--port' && args[k - 1] !== '--port'),
+          '--port', new URL(handle.rpcUrl).port];
+      }
+      const listeningBefore = name === 'keyd' ? logLines('keyd', 'listening on') : 0;
+      if (!old.exited) {
+        try { old.kill(signal); } catch { /* gone */ }
+        const t = setTimeout(() => { try { old.kill('SIGKILL'); } catch { /* gone */ } }, 10000);
+        await old.exitPromise;
+        clearTimeout(t);
+      }
+      if (name === 'devchain' && handle.anvilPid) {
+        // devchain stops anvil on SIGTERM; after a SIGKILL of devchain, anvil is still there.
+        try { process.kill(handle.anvilPid, 'SIGKILL'); } catch { /* gone */ }
+        livePids.delete(handle.anvilPid);
+        rmSync(chainFile, { force: true });
+      }
+      if (downMs > 0) await sleep(downMs);
+      const child = launch(name, cmd, newArgs, logFile, env);
+      children[i] = child;
+      if (stopped) {  // stop() ran meanwhile and did not see this child
+        await stopChild(child);
+        throw new Error('the stack was stopped during a restart');
+      }
+      const deadline = Date.now() + 30000;
+      const ready = () => {
+        if (name === 'keyd') return logLines('keyd', 'listening on') > listeningBefore;
+        if (name === 'devchain') return existsSync(chainFile);
+        return true;
+      };
+      while (!ready()) {
+        if (child.exited) throw new Error(`${name} exited (${child.exitInfo}) on restart:\n${tail(logFile)}`);
+        if (Date.now() > deadline) throw new Error(`${name} was not ready 30 s after its restart:\n${tail(logFile)}`);
+        await sleep(20);
+      }
+      if (name === 'devchain') {
+        const again = JSON.parse(readFileSync(chainFile, 'utf8'));
+        if (again.contract_address !== chain.contract_address) {
+          throw new Error(`the restarted chain has AccountConfig at ${again.contract_address}, not ${chain.contract_address}`);
+        }
+        handle.anvilPid = anvilPid = again.anvil_pid ?? null;
+        if (anvilPid) livePids.add(anvilPid);
+      }
+      return child.pid;
+    };
+
+    const handle = {
+      url, home, logs, agent, request, stop, gatewayDir, pidOf, restart,
       gatewayUrl: `http://127.0.0.1:${gatewayPort}/ipfs/`,
       rpcUrl: chain.rpc_url,
       anvilPid,
@@ -242,7 +350,13 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
       contract: chain.contract_address,
       apiPayers: chain.api_payers,
       adminPayer: chain.admin_payer,
+      governance: chain.governance_address,
+      evidenceDir,
+      acmeAccountUri: teeSim ? ACME_ACCOUNT_URI : null,
+      teeSocket,
+      composeHash,
     };
+    return handle;
   } catch (err) {
     await stop();
     throw err;
