@@ -138,3 +138,50 @@ test('a silent guest agent: nonce quotes answer 503 attestation_unavailable with
   await sleep(1100);
   assert.equal((await stack.request('GET', '/attestation', { query: { nonce: '02' } })).status, 200);
 });
+
+test('regenerating the evidence set never shows a reader a half-written or mixed file', async () => {
+  // Two certificates alternate, so every regeneration changes each file; a reader polls through nginx.
+  const { execFileSync, execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { BUILD_DIR } = await import('./stack.mjs');
+  const scratch = mkdtempSync('/tmp/sigil-evidence-regen-');
+  const certs = [join(stack.home, 'nginx/tls/cert.pem'), join(scratch, 'other.pem')];
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
+    '-subj', '/CN=other', '-keyout', join(scratch, 'other.key'), '-out', certs[1]], { stdio: 'ignore' });
+  const valid = new Set(certs.map((c) => {
+    const pem = readFileSync(c);
+    const acme = JSON.stringify({ uri: stack.acmeAccountUri }) + '\n';
+    return `${sha256(pem)}  cert-localhost.pem\n${sha256(acme)}  acme-account.json\n`;
+  }));
+  // Asynchronous, so the reader runs while sigil-evidence writes.
+  const write = (cert) => promisify(execFile)(join(BUILD_DIR, 'bin/sigil-evidence'), ['--dir', stack.evidenceDir, '--cert', cert,
+    '--domain', 'localhost', '--acme-account-uri', stack.acmeAccountUri, '--agent-socket', stack.teeSocket]);
+  let stop = false;
+  let reads = 0;
+  const problems = [];
+  const reader = (async () => {
+    while (!stop) {
+      const [sums, quote] = await Promise.all([stack.request('GET', '/evidences/sha256sum.txt'),
+        stack.request('GET', '/evidences/quote.json')]);
+      reads++;
+      if (sums.status !== 200 || !valid.has(sums.text)) problems.push(`sha256sum.txt: ${sums.status} ${sums.text.slice(0, 80)}`);
+      const reportData = quote.json?.report_data;
+      if (quote.status !== 200 || ![...valid].some((t) => reportData === sha256(t) + '0'.repeat(64))) {
+        problems.push(`quote.json: ${quote.status} ${quote.text.slice(0, 80)}`);
+      }
+    }
+  })();
+  try {
+    for (let i = 0; i < 30; i++) await write(certs[i % 2]);
+  } finally {
+    stop = true;
+    await reader;
+    await write(certs[0]);  // the served certificate again
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  console.log(`# ${reads} reads of both files during 30 regenerations`);
+  assert.ok(reads >= 10, `only ${reads} reads during the regenerations`);
+  assert.deepEqual(problems, []);
+});
