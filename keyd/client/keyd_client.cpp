@@ -72,7 +72,8 @@ common::Status KeydClient::Connect() {
         }
         // A full listen backlog (EAGAIN) clears as keyd accepts: retry until the deadline.
         if (err != EAGAIN || RemainingMs(deadline) == 0) {
-            return Unavailable("cannot connect to keyd at " + m_options.socket_path + ": " + std::strerror(err));
+            // The socket's path stays out of the message: it reaches HTTP callers.
+            return Unavailable(std::string("cannot connect to keyd: ") + std::strerror(err));
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }

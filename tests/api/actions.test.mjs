@@ -378,3 +378,19 @@ test('get_action_client_config reports the configured limits', async () => {
   assert.equal(j.max_fetch_count, 4);
   assert.equal(j.max_key_requests, 10);
 });
+
+test('keyd down under a run: the answer is 502 keyd_unavailable (not the script\'s error), without internal paths', async () => {
+  const code = 'async function main({ pkpId }) { return await Lit.Actions.signMessage({ pkpId, message: "hi" }); }';
+  await allow(code);
+  const restarting = stack.restart('keyd', { signal: 'SIGKILL', downMs: 1500 });
+  await new Promise((r) => setTimeout(r, 300));
+  try {
+    const r = await stack.request('POST', 'sigil_action', { key: s.executor, body: { code, pkp_id: s.pkp, js_params: { pkpId: s.pkp } } });
+    assertError(r, 502, 'keyd_unavailable');
+    assert.ok(!r.text.includes(stack.home) && !r.text.includes('.sock') && !r.text.includes('.cpp'), r.text);
+  } finally {
+    await restarting;
+  }
+  const again = await run(code, { params: { pkpId: s.pkp } });
+  assert.equal(again.has_error, false, JSON.stringify(again));
+});

@@ -67,6 +67,18 @@ RunOps::RunOps(Service& service, const Caller& caller, const ActionSettings& set
 }
 
 Result<std::string> RunOps::OnOp(std::string_view name, std::string_view args_json) {
+    auto result = Dispatch(name, args_json);
+    if (!result.ok() && !m_service_failure && name != "fetch") {
+        const ErrorKind kind = result.error().kind;
+        if (kind == ErrorKind::Unavailable || kind == ErrorKind::Timeout || kind == ErrorKind::Suspended ||
+            kind == ErrorKind::Internal) {
+            m_service_failure = result.error();
+        }
+    }
+    return result;
+}
+
+Result<std::string> RunOps::Dispatch(std::string_view name, std::string_view args_json) {
     rapidjson::Document args;
     args.Parse(args_json.data(), args_json.size());
     if (args.HasParseError() || !args.IsObject()) return BadOp("the argument must be an object");

@@ -37,8 +37,14 @@ public:
     common::Status OnLog(std::string_view text) override;
     // The run's console lines, each ended by a newline.
     std::string TakeLogs();
+    // A key op's error of kind Unavailable, Timeout, Suspended or Internal (keyd or the chain failed)
+    // ends the run, and the request answers with it. A fetch's errors stay the script's: the server
+    // it reaches is the action's business.
+    bool OpFailedOnOurSide() const override { return m_service_failure.has_value(); }
+    std::optional<common::Error> TakeServiceFailure() { return std::move(m_service_failure); }
 
 private:
+    common::Result<std::string> Dispatch(std::string_view name, std::string_view args_json);
     common::Result<std::string> ActionPrivateKey();
     common::Result<std::string> ActionPublic(const rapidjson::Document& args, bool address);
     common::Result<const common::PkpKeys*> KeysFor(const rapidjson::Document& args, common::Address20* pkp_out);
@@ -57,6 +63,7 @@ private:
     std::uint32_t m_key_requests = 0;
     std::uint32_t m_fetches = 0;
     std::string m_logs;
+    std::optional<common::Error> m_service_failure;
 };
 
 }  // namespace sigil::workers

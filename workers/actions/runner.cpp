@@ -95,6 +95,9 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
 
     RunOps ops(service, caller, m_settings, cid, request.pkp);
     SIGIL_TRY(outcome, RunAction(m_zygote, run, ops));
+    // keyd or the chain failed under an op: the caller gets that typed error (502/503/504), as for a
+    // failure before the run, rather than a script error that was not the script's.
+    if (auto failure = ops.TakeServiceFailure(); failure && outcome->end == RunEnd::Stopped) return *failure;
     if (outcome->lowered_code) m_cache.Put(cid, CodeCache::Entry{std::move(*outcome->lowered_code), true});
     outcome->lowered_code.reset();
     return ActionResult{cid, std::move(outcome).value(), ops.TakeLogs()};

@@ -271,6 +271,12 @@ void RunSession::Handle(SandboxMessage& message) {
             Stop(RunEnd::OpLimit, result.error().code, result.error().message);
             return;
         }
+        // A dependency that failed (keyd, the chain, a timeout) is the service's failure, not the
+        // script's: the run ends with that error instead of handing the script an exception.
+        if (!result.ok() && m_handler.OpFailedOnOurSide()) {
+            Stop(RunEnd::Stopped, result.error().code, result.error().message);
+            return;
+        }
         SandboxOpResult reply{result.ok(), result.ok() ? std::move(result).value() : result.error().message};
         auto frame = EncodeSandboxMessage(reply);
         if (!frame.ok()) frame = EncodeSandboxMessage(SandboxOpResult{false, "op result too large"});

@@ -106,6 +106,9 @@ public:
     // except an error whose code ends in "_limit" (a per-run limit the handler counts), which
     // ends the run as RunEnd::OpLimit with that code and message.
     virtual common::Result<std::string> OnOp(std::string_view name, std::string_view args_json) = 0;
+    // Whether the error OnOp just returned is the service's failure (keyd or the chain down), not
+    // the script's business: then the run ends (RunEnd::Stopped with that error) instead.
+    virtual bool OpFailedOnOurSide() const { return false; }
     // A console line (already counted against max_log_bytes). An error stops the run
     // (RunEnd::Stopped, the error kept in RunOutcome::error).
     virtual common::Status OnLog(std::string_view text) = 0;
@@ -119,7 +122,7 @@ enum class RunEnd {
     ResponseLimit,  // DONE's response exceeded max_response_bytes
     LogLimit,       // logs exceeded max_log_bytes
     OpLimit,        // more than max_ops ops
-    Stopped,        // OnLog returned an error
+    Stopped,        // OnLog returned an error, or an op failed on the service's side (OpFailedOnOurSide)
     Crashed,        // anything else: a signal (SIGSYS = seccomp), a protocol violation, a bad exit
 };
 

@@ -99,8 +99,14 @@ public:
     Result<std::string> OnOp(std::string_view name, std::string_view args_json) override {
         ops.emplace_back(name);
         if (name == "encrypt") return MakeError(ErrorKind::Forbidden, "refused", "not allowed here");
+        if (name == "decrypt") {  // as if keyd were down: the service's failure, not the script's
+            ours = true;
+            return MakeError(ErrorKind::Unavailable, "keyd_unavailable", "keyd is down");
+        }
         return std::string(args_json);
     }
+    bool OpFailedOnOurSide() const override { return ours; }
+    bool ours = false;
     Status OnLog(std::string_view text) override {
         logs.emplace_back(text);
         if (text == "stop") return MakeError(ErrorKind::Forbidden, "stop_requested", "told to stop");
@@ -359,6 +365,10 @@ public:
         auto stopped = Run("function main() { console.log('stop'); while (true) {} }", {}, "{}", &h);
         CPPUNIT_ASSERT(stopped.end == RunEnd::Stopped);
         CPPUNIT_ASSERT_EQUAL(std::string("stop_requested"), stopped.error.code);
+        // An op that failed on the service's side ends the run: the script cannot catch it.
+        auto failed = Run("function main() { try { Sigil.Actions.decrypt({}); } catch (e) { return 'caught'; } }", {}, "{}", &h);
+        CPPUNIT_ASSERT(failed.end == RunEnd::Stopped);
+        CPPUNIT_ASSERT_EQUAL(std::string("keyd_unavailable"), failed.error.code);
     }
     void testWorkerSideLimits() {
         RunLimits l;
