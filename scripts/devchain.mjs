@@ -1,33 +1,41 @@
-// Development chain: starts anvil on loopback and deploys AccountConfig and AppGovernance, or deploys
-// to a running node.
+// Development chain: starts anvil on loopback and deploys AccountConfig, AppGovernance and the
+// `chain` billing processor's contracts (TestStablecoin, Payments), or deploys to a running node.
 //
 // CLI:
 //   node scripts/devchain.mjs start  --config <out.json> [--build-dir DIR] [--port N]
 //                                    [--api-payers 0xA,0xB] [--admin-payer 0xC] [--state DIR]
-//                                    [--compose-hash 0x..[,0x..]]...
+//                                    [--compose-hash 0x..[,0x..]]... [--treasury 0x..]
 //     Starts anvil (127.0.0.1, the given or a free port), deploys, registers and funds the payers,
 //     writes the config, then stays in the foreground until SIGTERM/SIGINT and stops anvil.
 //     With --state, the chain lives in DIR/anvil-state.json (written every second and on exit)
-//     and the deployment in DIR/deployment.json: the next start loads both, keeps both contracts and
+//     and the deployment in DIR/deployment.json: the next start loads both, keeps every contract and
 //     everything on them, and only re-registers and tops up the payers and allows compose hashes
-//     not yet allowed (hashes allowed before stay allowed).
+//     not yet allowed (hashes allowed before stay allowed). Payments is kept too unless --treasury
+//     names another treasury than the saved one (its treasury is immutable: a new Payments is
+//     deployed for the same token, and token balances stay).
 //   node scripts/devchain.mjs deploy --config <out.json> --rpc-url URL [--build-dir DIR]
 //                                    [--api-payers ...] [--admin-payer ...] [--deployer-key 0x..]
-//                                    [--compose-hash ...]
+//                                    [--compose-hash ...] [--treasury 0x..]
 //     Deploys to an already running node (default deployer: anvil's dev account 0, or the
 //     SIGIL_DEPLOYER_KEY environment variable).
 //   Without --api-payers, anvil's dev accounts 1..4 are the API payers; without --admin-payer, dev
 //   account 5 is the admin payer. --build-dir defaults to $SIGIL_BUILD_DIR or <repo>/build and must
-//   hold contracts/{AccountConfig,AppGovernance}.{abi.json,bin} (cmake --build <dir> --target contracts).
+//   hold contracts/{AccountConfig,AppGovernance,TestStablecoin,Payments}.{abi.json,bin}
+//   (cmake --build <dir> --target contracts).
 //   --compose-hash (repeatable, or a comma list; 32 bytes hex, 0x optional): compose hashes
 //   (SHA-256 of an app_compose, `node evidence/tee-sim/sigil-tee-sim.mjs --compose FILE
 //   --print-compose-hash`) that AppGovernance allows. AppGovernance (the spec's rule 8; its address is
 //   the app id the TEE reports) is owned by the deployer; without --compose-hash it allows none.
-//   The config file is JSON: {rpc_url, chain_id, contract_address, governance_address, api_payers,
-//   admin_payer, anvil_pid (null for deploy)}.
+//   Billing (DESIGN section 9, the `chain` processor): TestStablecoin ("Sigil Test USD", tUSD, 6
+//   decimals, whose mint(to, amount) is open to anyone: the dev chain's faucet) and Payments(token,
+//   treasury), whose pay(ref, amount) moves the tokens from the payer to the treasury and emits Paid.
+//   --treasury defaults to anvil's dev account 9.
+//   The config file is JSON: {rpc_url, chain_id, contract_address, governance_address, token_address,
+//   payments_address, treasury_address, api_payers, admin_payer, anvil_pid (null for deploy)};
+//   deployment.json (with --state) holds the five contract/treasury addresses.
 //
-// Module (used by tests/contract): startAnvil, deployAccountConfig, deployAppGovernance, loadArtifacts,
-// DEV_MNEMONIC, devWallet.
+// Module (used by tests/contract): startAnvil, deployAccountConfig, deployAppGovernance, deployPayments,
+// loadArtifacts, DEV_MNEMONIC, devWallet, TREASURY_DEV_ACCOUNT.
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, renameSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -44,6 +52,8 @@ export const ANVIL_BIN = join(REPO, 'node_modules/@foundry-rs/anvil-linux-amd64/
 // anvil's well-known development mnemonic (its dev accounts 0..9); never holds real funds.
 export const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
 const FUND_TARGET_WEI = ethers.parseEther('100');
+/// The anvil dev account that receives the payments unless --treasury says otherwise.
+export const TREASURY_DEV_ACCOUNT = 9;
 
 /// The dev account `index` of anvil's mnemonic, optionally connected to a provider.
 export function devWallet(index, provider = null) {
@@ -179,6 +189,46 @@ export async function deployAppGovernance({ deployer, artifacts, composeHashes =
   return { contract: contract.connect(deployer), address: await contract.getAddress() };
 }
 
+/// Deploys the `chain` billing processor's contracts from `deployer` (an ethers signer): TestStablecoin
+/// (the open-mint dev token) and Payments(token, treasury). `treasury` defaults to anvil's dev account
+/// 9; artifacts come from `buildDir` (see loadArtifacts). With `existingToken` / `existingPayments`
+/// (addresses from an earlier deployment), keeps them: Payments only if it points at that token and
+/// at `treasury`, else a new one is deployed (its token and treasury are immutable).
+/// Returns {token, tokenAddress, payments, paymentsAddress, treasury}, the contracts connected to `deployer`.
+export async function deployPayments({ deployer, buildDir, treasury = null, existingToken = null, existingPayments = null }) {
+  const tokenArtifacts = loadArtifacts(buildDir, 'TestStablecoin');
+  const paymentsArtifacts = loadArtifacts(buildDir, 'Payments');
+  const treasuryAddress = ethers.getAddress(treasury ?? devWallet(TREASURY_DEV_ACCOUNT).address);
+  const signer = new ethers.NonceManager(deployer);
+  let token;
+  if (existingToken) {
+    token = new ethers.Contract(existingToken, tokenArtifacts.abi, signer);
+  } else {
+    token = await new ethers.ContractFactory(tokenArtifacts.abi, tokenArtifacts.bytecode, signer).deploy();
+    await token.waitForDeployment();
+  }
+  const tokenAddress = await token.getAddress();
+  let payments = null;
+  if (existingToken && existingPayments) {
+    const kept = new ethers.Contract(existingPayments, paymentsArtifacts.abi, signer);
+    const [keptToken, keptTreasury] = [ethers.getAddress(await kept.token()), ethers.getAddress(await kept.treasury())];
+    if (keptToken === tokenAddress && keptTreasury === treasuryAddress) payments = kept;
+    else console.error(`devchain: Payments at ${existingPayments} pays ${keptTreasury}, not ${treasuryAddress}; deploying a new one`);
+  }
+  if (!payments) {
+    payments = await new ethers.ContractFactory(paymentsArtifacts.abi, paymentsArtifacts.bytecode, signer)
+      .deploy(tokenAddress, treasuryAddress);
+    await payments.waitForDeployment();
+  }
+  return {
+    token: token.connect(deployer),
+    tokenAddress,
+    payments: payments.connect(deployer),
+    paymentsAddress: await payments.getAddress(),
+    treasury: treasuryAddress,
+  };
+}
+
 /// "0xab..,cd.." (or several such options joined by commas) -> ['0xab..', '0xcd..'], each 32 bytes.
 export function composeHashList(text) {
   return (text ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean).map((h) => {
@@ -242,14 +292,25 @@ async function deployToNode(rpcUrl, opts, anvilPid, stateDir = null) {
     deployer, artifacts: governanceArtifacts, composeHashes,
     existing: await stillThere('AppGovernance', saved.governance_address),
   });
-  if (deploymentFile) writeConfig(deploymentFile, { contract_address: address, governance_address: governanceAddress });
+  const existingToken = await stillThere('TestStablecoin', saved.token_address);
+  const billing = await deployPayments({
+    deployer, buildDir, treasury: opts.treasury ?? null, existingToken,
+    existingPayments: existingToken ? await stillThere('Payments', saved.payments_address) : null,
+  });
+  const addresses = {
+    contract_address: address,
+    governance_address: governanceAddress,
+    token_address: billing.tokenAddress,
+    payments_address: billing.paymentsAddress,
+    treasury_address: billing.treasury,
+  };
+  if (deploymentFile) writeConfig(deploymentFile, addresses);
   const { chainId } = await provider.getNetwork();
   provider.destroy();
   const config = {
     rpc_url: rpcUrl,
     chain_id: Number(chainId),
-    contract_address: address,
-    governance_address: governanceAddress,
+    ...addresses,
     api_payers: apiPayers,
     admin_payer: adminPayer,
     anvil_pid: anvilPid,
@@ -262,13 +323,15 @@ async function main() {
   const { mode, opts } = parseArgs(process.argv.slice(2));
   if (!['start', 'deploy'].includes(mode) || !opts.config) {
     console.error('usage: devchain.mjs start|deploy --config OUT.json [--build-dir DIR] [--port N | --rpc-url URL]'
-      + ' [--api-payers 0x..,0x..] [--admin-payer 0x..] [--deployer-key 0x..] [--state DIR] [--compose-hash 0x..[,0x..]]');
+      + ' [--api-payers 0x..,0x..] [--admin-payer 0x..] [--deployer-key 0x..] [--state DIR] [--compose-hash 0x..[,0x..]]'
+      + ' [--treasury 0x..]');
     process.exit(2);
   }
   if (mode === 'deploy') {
     if (!opts['rpc-url']) throw new Error('deploy needs --rpc-url');
     const config = await deployToNode(opts['rpc-url'], opts, null);
-    console.log(`devchain: AccountConfig at ${config.contract_address}, AppGovernance at ${config.governance_address}`
+    console.log(`devchain: AccountConfig at ${config.contract_address}, AppGovernance at ${config.governance_address},`
+      + ` tUSD at ${config.token_address}, Payments at ${config.payments_address} (treasury ${config.treasury_address})`
       + ` on ${config.rpc_url}`);
     return;
   }
@@ -294,7 +357,8 @@ async function main() {
   try {
     const config = await deployToNode(anvil.url, opts, anvil.pid, stateDir);
     console.log(`devchain: anvil pid ${anvil.pid} at ${anvil.url}, AccountConfig at ${config.contract_address},`
-      + ` AppGovernance at ${config.governance_address}` +
+      + ` AppGovernance at ${config.governance_address}, tUSD at ${config.token_address},`
+      + ` Payments at ${config.payments_address} (treasury ${config.treasury_address})` +
       (stateDir ? ` (state in ${stateDir})` : ''));
   } catch (err) {
     console.error(`devchain: ${err.message}`);

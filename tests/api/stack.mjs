@@ -351,6 +351,10 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
       apiPayers: chain.api_payers,
       adminPayer: chain.admin_payer,
       governance: chain.governance_address,
+      // The `chain` billing processor (scripts/devchain.mjs): tUSD (open mint), Payments, its treasury.
+      token: chain.token_address,
+      payments: chain.payments_address,
+      treasury: chain.treasury_address,
       evidenceDir,
       acmeAccountUri: teeSim ? ACME_ACCOUNT_URI : null,
       teeSocket,
