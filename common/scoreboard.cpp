@@ -121,6 +121,7 @@ void Scoreboard::Assign(std::uint32_t index, std::int32_t pid, std::uint32_t gen
     s.requests.store(0);
     s.request_start_ms.store(0);
     s.drain.store(0);
+    s.run_key.store(0);
     s.generation.store(generation);
     s.pid.store(pid);
     s.state.store(static_cast<std::uint32_t>(SlotState::Starting));
@@ -132,6 +133,7 @@ void Scoreboard::Release(std::uint32_t index) {
     s.pid.store(0);
     s.request_start_ms.store(0);
     s.requests.store(0);
+    s.run_key.store(0);  // a worker killed mid-run leaves no phantom run behind
 }
 
 void Scoreboard::MarkIdle(std::uint32_t index) {
@@ -179,6 +181,14 @@ ScoreboardSummary Scoreboard::Summarize() const {
         ++sum.total;
     }
     return sum;
+}
+
+std::uint32_t Scoreboard::CountRunning(std::uint64_t key_tag) const {
+    std::uint32_t n = 0;
+    for (std::uint32_t i = 0; i < capacity(); ++i) {
+        if (Slot(i).run_key.load(std::memory_order_acquire) == key_tag) ++n;
+    }
+    return n;
 }
 
 }  // namespace sigil::common

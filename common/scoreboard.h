@@ -35,6 +35,9 @@ struct ScoreboardSlot {
     // Set by the supervisor (before its SIGQUIT) when the worker should finish and exit: a busy
     // worker reads it between requests without a system call.
     std::atomic<std::uint32_t> drain;
+    // The key the worker is running an action for (a tag of its hash, 0 = none): the pool-wide
+    // concurrent-runs cap per key counts the slots holding the same tag.
+    std::atomic<std::uint64_t> run_key;
 };
 
 // The chain node's health as every worker sees it (the circuit breaker of DESIGN.md section 10
@@ -100,6 +103,9 @@ public:
     void CountConnection();
 
     ScoreboardSummary Summarize() const;
+
+    // How many slots are running an action for `key_tag` (non-zero) right now.
+    std::uint32_t CountRunning(std::uint64_t key_tag) const;
 
     // A counter every worker bumps after a relayed write reaches the chain; each worker drops its
     // cached contract reads when it sees the counter move, so a write through one worker is seen

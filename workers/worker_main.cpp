@@ -27,6 +27,7 @@
 #include "workers/actions/runner.h"
 #include "workers/api/api.h"
 #include "workers/api/attestation.h"
+#include "workers/billing/billing.h"
 #include "workers/fcgi/server.h"
 #include "workers/chain/service.h"
 #include "workers/http/router.h"
@@ -121,6 +122,11 @@ int main(int argc, char** argv) {
         common::LogError(action_settings.error().message);
         return kExitConfig;
     }
+    auto billing_settings = workers::billing::BillingSettings::FromConfig(*config);
+    if (!billing_settings.ok()) {
+        common::LogError(billing_settings.error().message);
+        return kExitConfig;
+    }
     if (check) {
         // The sandbox is a program of its own: a wrong path would only show at the first start.
         const std::string sandbox = action_settings->sandbox_path.empty() ? workers::DefaultSandboxExecutable()
@@ -174,7 +180,14 @@ int main(int argc, char** argv) {
         common::LogError(service.error().message);
         return kExitConfig;
     }
-    workers::AddApiRoutes(router, **service, runner.ok() ? runner->get() : nullptr);
+    // Billing: the ledger opens on first use, so a database that is down fails only what needs it.
+    auto billing = workers::billing::Billing::Create(std::move(billing_settings).value(), **service);
+    if (!billing.ok()) {
+        common::LogError(billing.error().message);
+        return kExitConfig;
+    }
+    workers::AddApiRoutes(router, **service, runner.ok() ? runner->get() : nullptr,
+                          {billing->get(), scoreboard ? &*scoreboard : nullptr, slot});
     if (config->GetBool("worker", "test_routes")) {
         common::LogWarn("test_routes enabled: /core/v1/test/* is served");
         workers::AddTestRoutes(router);

@@ -26,6 +26,10 @@
 //                        the workers relay it ([worker] dstack_socket) and sigil-evidence writes the set nginx
 //                        serves at /evidences/ (stack.evidenceDir; acme-account.json names ACME_ACCOUNT_URI)
 //   startStack({workerOptions: ['attestation_cache_ms = 0']}) adds lines to the [worker] section
+//   startStack({billing: {lines: ['starter_credit_cents = 100'], database}}) turns billing on with the chain
+//                        processor (tUSD and Payments on the dev chain) and a SQLite ledger in the home
+//                        (or `database`, e.g. postgresql://...); `lines` go to the [billing] section
+//   startStack({nginxEnv: {SIGIL_MINT_RATE: '1r/s', SIGIL_MINT_BURST: '3'}}) passes nginx/render-dev.sh settings
 //
 // Environment: SIGIL_BUILD_DIR (default <repo>/build), SIGIL_SOURCE_DIR (default <repo>).
 import { spawn, execFileSync } from 'node:child_process';
@@ -132,7 +136,7 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 
 /// Starts the stack. Options: workers (default 2).
 export async function startStack({ workers = 2, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
-  chainState = false, teeSim = false, workerOptions = [] } = {}) {
+  chainState = false, teeSim = false, workerOptions = [], billing = null, nginxEnv = {} } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -224,6 +228,9 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
       `chain_id = ${chain.chain_id}`, ...chainOptions, '',
       '[keyd]', `socket_path = ${keydSocket}`, '',
       '[actions]', `ipfs_gateways = ${(ipfsGateways ?? [`http://127.0.0.1:${gatewayPort}/ipfs/`]).join(', ')}`, ...actions, '',
+      ...(billing ? ['[billing]', 'enabled = true', `database = ${billing.database ?? join(home, 'ledger.sqlite')}`,
+        'processor = chain', `token_address = ${chain.token_address}`, `payments_address = ${chain.payments_address}`,
+        'confirmations = 1', ...(billing.lines ?? []), ''] : []),
     ].join('\n'));
     children.push(launch('supervisor', supervisorBin, ['-c', conf], join(logs, 'supervisor.log')));
 
@@ -231,7 +238,7 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
     const port = await freePort();
     const prefix = join(home, 'nginx');
     execFileSync(join(SOURCE_DIR, 'nginx/render-dev.sh'), [prefix, String(port), fcgiSocket, join(run, 'evidence')],
-      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SIGIL_DEV_GATEWAY: `${gatewayPort}:${gatewayDir}` } });
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SIGIL_DEV_GATEWAY: `${gatewayPort}:${gatewayDir}`, ...nginxEnv } });
     // The evidence set, as scripts/start writes it (needs the agent for quote.json).
     const evidenceDir = join(run, 'evidence');
     if (teeSim) {

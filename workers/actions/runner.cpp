@@ -64,7 +64,8 @@ Result<ActionRequest> ActionRunner::ParseRequest(const rapidjson::Document* body
     return out;
 }
 
-Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, const ActionRequest& request) {
+Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, const ActionRequest& request,
+                                       const std::function<common::Status()>& admit) {
     const std::string cid = request.code ? common::ComputeCidV0(*request.code) : *request.ipfs_id;
     const common::Hash32 cid_hash = common::CidHash(cid);
     SIGIL_TRY(reader, service.Reader());
@@ -77,6 +78,7 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
                                            common::HexEncode(*request.pkp, true)
                                      : "no group on which this key may execute lists action " + cid);
     }
+    if (admit) SIGIL_TRY_STATUS(admit());
 
     RunRequest run;
     run.params_json = request.params_json;

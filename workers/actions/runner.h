@@ -8,6 +8,7 @@
 // registered (account, path) and never leaves the worker except as the op's answer.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,7 +58,10 @@ public:
     // Errors besides the flow's: the chain's and keyd's Unavailable/Timeout errors, those of
     // LoadCode, and the zygote's infrastructure errors. A script error or a limit hit is a result,
     // not an error.
-    common::Result<ActionResult> Run(Service& service, const Caller& caller, const ActionRequest& request);
+    // `admit`, when set, is asked once the run is authorized and before anything is fetched or run
+    // (billing holds the run's first second there); its error is the request's.
+    common::Result<ActionResult> Run(Service& service, const Caller& caller, const ActionRequest& request,
+                                     const std::function<common::Status()>& admit = {});
 
     std::size_t cached_entries() const { return m_cache.size(); }
 

@@ -4,7 +4,7 @@ namespace sigil::workers {
 
 HttpResponse SuccessResponse() { return JsonResponse(200, R"({"success":true})"); }
 
-void AddApiRoutes(Router& router, Service& service, ActionRunner* runner) {
+void AddApiRoutes(Router& router, Service& service, ActionRunner* runner, BillingContext billing) {
     router.SetAuthenticator(MakeAuthenticator(service));
     router.SetRequestHook([&service] { service.StartChainBudget(); });
     AddAccountRoutes(router, service);
@@ -13,7 +13,10 @@ void AddApiRoutes(Router& router, Service& service, ActionRunner* runner) {
     AddActionRoutes(router, service);
     AddConfigRoutes(router, service);
     AddChainSecuredRoutes(router, service);
-    AddRunRoutes(router, service, runner);
+    AddRunRoutes(router, service, runner, billing);
+    AddBillingRoutes(router, service, billing);
+    // Last: they wrap every route above (charges for relayed writes, Idempotency-Key on writes).
+    ApplyWriteLayers(router, service, billing);
 }
 
 }  // namespace sigil::workers

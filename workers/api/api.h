@@ -6,6 +6,7 @@
 
 #include "common/result.h"
 #include "workers/api/auth.h"
+#include "workers/api/billing.h"
 #include "workers/http/router.h"
 #include "workers/chain/service.h"
 
@@ -13,8 +14,9 @@ namespace sigil::workers {
 
 class ActionRunner;
 
-// `runner` may be null (no sandbox: runs answer 503 sandbox_unavailable).
-void AddApiRoutes(Router& router, Service& service, ActionRunner* runner = nullptr);
+// `runner` may be null (no sandbox: runs answer 503 sandbox_unavailable). `billing` empty: nothing
+// is charged and /billing/* answers 503 billing_disabled.
+void AddApiRoutes(Router& router, Service& service, ActionRunner* runner = nullptr, BillingContext billing = {});
 
 void AddAccountRoutes(Router& router, Service& service);  // api_accounts.cpp: accounts and usage keys
 void AddWalletRoutes(Router& router, Service& service);   // api_wallets.cpp: PKPs and group membership
@@ -24,7 +26,7 @@ void AddConfigRoutes(Router& router, Service& service);   // api_config.cpp: pub
 // chain_secured.cpp: the EIP-712 signature endpoints and the conversion to ChainSecured mode.
 void AddChainSecuredRoutes(Router& router, Service& service);
 // api_run.cpp: POST sigil_action and GET get_action_client_config.
-void AddRunRoutes(Router& router, Service& service, ActionRunner* runner);
+void AddRunRoutes(Router& router, Service& service, ActionRunner* runner, BillingContext billing);
 
 // The caller an authenticated route's handler runs for.
 inline const Caller& CallerOf(const RequestContext& ctx) { return std::any_cast<const Caller&>(ctx.auth); }

@@ -1,10 +1,13 @@
 // Running actions: POST /core/v1/sigil_action (the spec's execution flow, DESIGN.md sections 4-5)
 // and the limits every run is held to.
 #include <memory>
+#include <optional>
 
 #include "workers/actions/fetch_policy.h"
 #include "workers/actions/runner.h"
+#include "common/clock.h"
 #include "workers/api/api.h"
+#include "workers/api/billing.h"
 #include "workers/api/schemas.h"
 
 namespace sigil::workers {
@@ -13,7 +16,8 @@ namespace {
 using common::ErrorKind;
 using common::MakeError;
 
-common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, RequestContext& ctx) {
+common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, BillingContext billing,
+                                       RequestContext& ctx) {
     // Loop protection: every fetch a worker makes carries the marker, so an action that reaches this
     // service (by any name or address) cannot start another run, nor a chain of them.
     if (ctx.request.Header("x-sigil-run")) {
@@ -25,15 +29,29 @@ common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, R
         return MakeError(ErrorKind::Unavailable, "sandbox_unavailable", "this worker has no action sandbox");
     }
     SIGIL_TRY(request, runner->ParseRequest(ctx.json));
-    SIGIL_TRY(result, runner->Run(service, CallerOf(ctx), *request));
+    // One second's price is held before anything runs (402 insufficient_credit otherwise); the run
+    // is settled on its measured time. A run that never started, or that the service broke (the
+    // sandbox crashed, keyd or the chain failed under it), is refunded when `charge` goes.
+    std::optional<RunCharge> charge;
+    std::int64_t started = 0;
+    auto admit = [&]() -> common::Status {  // once the run is authorized: a refused run costs nothing
+        SIGIL_TRY(held, RunCharge::Begin(billing, service, CallerOf(ctx), ctx.request.request_id));
+        charge.emplace(std::move(held).value());
+        started = common::MonotonicMs();
+        return common::Success();
+    };
+    SIGIL_TRY(result, runner->Run(service, CallerOf(ctx), *request, admit));
+    if (charge && result->outcome.end != RunEnd::Crashed) {
+        charge->Settle(static_cast<std::uint64_t>(common::MonotonicMs() - started));
+    }
     return JsonResponse(200, result->ResponseJson());
 }
 
 }  // namespace
 
-void AddRunRoutes(Router& router, Service& service, ActionRunner* runner) {
+void AddRunRoutes(Router& router, Service& service, ActionRunner* runner, BillingContext billing) {
     router.Add({"POST", "/core/v1/sigil_action", AuthRequirement::ApiKey, BodyKind::Json,
-                [&service, runner](RequestContext& ctx) { return RunAction(service, runner, ctx); },
+                [&service, runner, billing](RequestContext& ctx) { return RunAction(service, runner, billing, ctx); },
                 "Run an action (inline code or by CID) with a usage or account key; allowed only if a group the "
                 "key may execute on lists the action's CID and the PKP",
                 "actions", ApiSchema("run.json#/RunRequest"), ApiSchema("run.json#/RunResponse")});

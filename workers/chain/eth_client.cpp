@@ -194,10 +194,15 @@ common::Result<Receipt> EthClient::WaitForReceipt(const std::string& tx_hash, st
 }
 
 common::Result<std::vector<LogEntry>> EthClient::GetLogs(const common::Address20& address, std::uint64_t from_block,
-                                                         std::uint64_t to_block) {
-    auto r = m_rpc.CallForResult("eth_getLogs", "[{\"address\":\"" + HexEncode(address, true) +
-                                                    "\",\"fromBlock\":\"" + FormatQuantity(from_block) +
-                                                    "\",\"toBlock\":\"" + FormatQuantity(to_block) + "\"}]");
+                                                         std::uint64_t to_block, const std::vector<common::Hash32>& topics) {
+    std::string filter = "[{\"address\":\"" + HexEncode(address, true) + "\",\"fromBlock\":\"" +
+                         FormatQuantity(from_block) + "\",\"toBlock\":\"" + FormatQuantity(to_block) + "\"";
+    if (!topics.empty()) {
+        filter += ",\"topics\":[";
+        for (std::size_t i = 0; i < topics.size(); ++i) filter += (i ? ",\"" : "\"") + HexEncode(topics[i], true) + "\"";
+        filter += "]";
+    }
+    auto r = m_rpc.CallForResult("eth_getLogs", filter + "}]");
     if (!r.ok()) return r.error();
     rapidjson::Document doc;
     doc.Parse(r->data(), r->size());

@@ -70,9 +70,10 @@ public:
     common::Result<Receipt> WaitForReceipt(const std::string& tx_hash, std::chrono::milliseconds timeout,
                                            std::chrono::milliseconds poll = std::chrono::milliseconds(50));
 
-    // eth_getLogs for `address` over [from_block, to_block].
+    // eth_getLogs for `address` over [from_block, to_block]; with `topics`, only logs whose first
+    // topics equal them (topic 0 = the event's signature hash, then the indexed arguments).
     common::Result<std::vector<LogEntry>> GetLogs(const common::Address20& address, std::uint64_t from_block,
-                                                  std::uint64_t to_block);
+                                                  std::uint64_t to_block, const std::vector<common::Hash32>& topics = {});
 
 private:
     common::Result<std::uint64_t> QuantityCall(std::string_view method, std::string_view params);

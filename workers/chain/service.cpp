@@ -58,6 +58,11 @@ common::Result<std::unique_ptr<Service>> Service::Create(const common::Config& c
 
 bool Service::ChainCircuitOpen() const { return m_circuit && m_circuit->IsOpen(common::MonotonicMs()); }
 
+common::Result<EthClient*> Service::Eth() {
+    if (!m_eth) return NoChain();
+    return m_eth.get();
+}
+
 common::Result<AccountConfigClient*> Service::Reader() {
     if (!m_read_client) return NoChain();
     return m_read_client.get();

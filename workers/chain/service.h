@@ -54,6 +54,9 @@ public:
     // Read-only access, never needing keyd (reads work while keyd is down).
     common::Result<AccountConfigClient*> Reader();
 
+    // The node's plain JSON-RPC methods (blocks, logs), sharing the request's budget and circuit.
+    // Errors: Unavailable "chain_not_configured".
+    common::Result<EthClient*> Eth();
     KeydClient* Keyd() { return m_keyd; }
     std::uint64_t ChainId() const { return m_chain_id; }
     const common::Address20& ContractAddress() const { return m_contract; }

@@ -67,6 +67,11 @@ public:
     void Add(Route route);
 
     void SetAuthenticator(Authenticator authenticator) { m_authenticator = std::move(authenticator); }
+    // Replaces the handler of every route added so far with wrap(route, its handler): layers that
+    // apply to many routes at once (charging, idempotency keys) without each handler knowing.
+    void WrapHandlers(const std::function<Handler(const Route& route, Handler handler)>& wrap) {
+        for (auto& r : m_routes) r.handler = wrap(r, r.handler);
+    }
     // Called at the start of every dispatched request, before authentication (the API starts the
     // request's chain budget there).
     void SetRequestHook(std::function<void()> hook) { m_request_hook = std::move(hook); }

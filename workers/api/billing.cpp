@@ -1,0 +1,361 @@
+#include "workers/api/billing.h"
+
+#include <ctime>
+
+#include <rapidjson/document.h>
+
+#include "common/base64.h"
+#include "common/hex.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/sha256.h"
+#include "workers/api/api.h"
+#include "workers/api/auth.h"
+#include "workers/api/schemas.h"
+#include "workers/api/typed_data_auth.h"
+
+namespace sigil::workers {
+namespace {
+
+using billing::Cents;
+using common::ErrorKind;
+using common::MakeError;
+using common::Result;
+using common::Uint256;
+
+constexpr std::size_t MAX_WALLET_AUTH_BYTES = 8192;  // base64 of {typed_data (<= 4 KiB), signature}
+constexpr std::size_t MAX_IDEMPOTENCY_KEY_BYTES = 255;
+constexpr const char* BILLING_PREFIX = "/core/v1/billing/";
+
+common::Error Disabled() {
+    return MakeError(ErrorKind::Suspended, "billing_disabled", "billing is not enabled on this instance");
+}
+
+// The account a billing request is for: X-Wallet-Auth (a BillingAuth envelope signed by the account's
+// admin wallet), or the account's master key.
+Result<Uint256> BillingAccount(Service& service, const HttpRequest& request) {
+    const auto wallet_auth = request.Header("x-wallet-auth");
+    if (!wallet_auth) {
+        SIGIL_TRY(caller, Authenticate(service, request, AuthRequirement::AccountOwner));
+        return caller->account_hash;
+    }
+    if (request.Header("x-api-key") || request.Header("authorization")) {
+        return MakeError(ErrorKind::InvalidInput, "ambiguous_auth", "send X-Wallet-Auth or an API key, not both");
+    }
+    if (wallet_auth->size() > MAX_WALLET_AUTH_BYTES) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_wallet_auth", "X-Wallet-Auth is too long");
+    }
+    auto decoded = common::Base64Decode(*wallet_auth);
+    rapidjson::Document doc;
+    if (decoded.ok()) doc.Parse(reinterpret_cast<const char*>(decoded->data()), decoded->size());
+    if (!decoded.ok() || doc.HasParseError() || !doc.IsObject() || !doc.HasMember("typed_data") ||
+        !doc.HasMember("signature") || !doc["signature"].IsString() ||
+        !(doc["typed_data"].IsObject() || doc["typed_data"].IsString())) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_wallet_auth",
+                         "X-Wallet-Auth must be base64 of the JSON {typed_data, signature}");
+    }
+    const auto& td = doc["typed_data"];
+    const std::string typed = td.IsString() ? std::string(td.GetString(), td.GetStringLength()) : common::JsonSerialize(td);
+    TypedDataPolicy policy;
+    policy.flow = SignatureFlow::BillingAuth;
+    policy.chain_id = service.ChainId();
+    policy.now = static_cast<std::int64_t>(std::time(nullptr));
+    SIGIL_TRY(verified, VerifyTypedDataSignature(typed, doc["signature"].GetString(), policy));
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(account, (*reader)->AccountOfAdmin(verified->signer));
+    if (account->IsZero()) {
+        return MakeError(ErrorKind::NotFound, "unknown_account",
+                         "the signer " + common::HexEncode(verified->signer, true) + " administers no account");
+    }
+    return *account;
+}
+
+struct BillingRequest {
+    billing::Ledger* ledger = nullptr;
+    std::string customer;
+};
+
+Result<BillingRequest> Open(billing::Billing* b, Service& service, const HttpRequest& request) {
+    if (b == nullptr || !b->enabled()) return Disabled();
+    SIGIL_TRY(account, BillingAccount(service, request));
+    SIGIL_TRY(customer, b->CustomerOf(*account));
+    SIGIL_TRY(ledger, b->Store());
+    return BillingRequest{*ledger, *customer};
+}
+
+std::string BalanceMembers(Cents cents) {
+    return "\"balance_cents\":" + std::to_string(cents) + ",\"balance_display\":" +
+           common::JsonQuote(billing::Billing::Display(cents));
+}
+
+Result<HttpResponse> PaymentsConfig(billing::Billing* b) {
+    if (b == nullptr || !b->enabled()) return Disabled();
+    const std::string members = b->processor().ConfigMembers();
+    return JsonResponse(200, "{\"processor\":" + common::JsonQuote(b->processor().Name()) +
+                                 ",\"min_payment_cents\":" + std::to_string(b->settings().min_payment_cents) +
+                                 (members.empty() ? "" : "," + members) + "}");
+}
+
+Result<HttpResponse> Balance(billing::Billing* b, Service& service, RequestContext& ctx) {
+    SIGIL_TRY(req, Open(b, service, ctx.request));
+    SIGIL_TRY(balance, req->ledger->Balance(req->customer));
+    return JsonResponse(200, "{" + BalanceMembers(*balance) + "}");
+}
+
+Result<HttpResponse> CreatePaymentIntent(billing::Billing* b, Service& service, RequestContext& ctx) {
+    const auto* body = ctx.json;
+    const auto& s = b != nullptr ? b->settings() : billing::BillingSettings{};
+    if (body == nullptr || !body->IsObject() || !body->HasMember("amount_cents") || !(*body)["amount_cents"].IsInt64() ||
+        (*body)["amount_cents"].GetInt64() < s.min_payment_cents || (*body)["amount_cents"].GetInt64() > s.max_payment_cents) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_amount",
+                         "amount_cents must be an integer from " + std::to_string(s.min_payment_cents) + " to " +
+                             std::to_string(s.max_payment_cents));
+    }
+    const Cents cents = (*body)["amount_cents"].GetInt64();
+    SIGIL_TRY(req, Open(b, service, ctx.request));
+    SIGIL_TRY(intent, b->processor().Create(req->customer, cents));
+    SIGIL_TRY_STATUS(req->ledger->PutIntent(*intent));
+    const std::string extra = b->processor().AnswerMembers(*intent);
+    return JsonResponse(200, "{\"payment_intent_id\":" + common::JsonQuote(intent->id) + ",\"client_secret\":" +
+                                 common::JsonQuote(intent->client_secret) + ",\"amount_cents\":" + std::to_string(cents) +
+                                 (extra.empty() ? "" : "," + extra) + "}");
+}
+
+Result<HttpResponse> ConfirmPayment(billing::Billing* b, Service& service, RequestContext& ctx) {
+    const auto* body = ctx.json;
+    if (body == nullptr || !body->IsObject() || !body->HasMember("payment_intent_id") ||
+        !(*body)["payment_intent_id"].IsString() || (*body)["payment_intent_id"].GetStringLength() == 0 ||
+        (*body)["payment_intent_id"].GetStringLength() > 255) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_payment_intent_id", "payment_intent_id must be a non-empty string");
+    }
+    const std::string id = (*body)["payment_intent_id"].GetString();
+    SIGIL_TRY(req, Open(b, service, ctx.request));
+    SIGIL_TRY(found, req->ledger->FindIntent(id));
+    // Another account's intent is answered like an unknown one: ids say nothing about other accounts.
+    if (!*found || (*found)->customer != req->customer) {
+        return MakeError(ErrorKind::NotFound, "unknown_payment_intent", "no payment intent " + id + " for this account");
+    }
+    const billing::PaymentIntent& intent = **found;
+    if (intent.credited) {
+        return MakeError(ErrorKind::Conflict, "payment_already_credited", "payment intent " + id + " was already credited");
+    }
+    SIGIL_TRY(paid, b->processor().IsPaid(intent));
+    if (!*paid) {
+        return MakeError(ErrorKind::PaymentRequired, "payment_not_completed",
+                         "the payment processor holds no completed payment of " + std::to_string(intent.amount_cents) +
+                             " cents for " + id + " yet");
+    }
+    SIGIL_TRY(credited, req->ledger->CreditOnce(req->customer, intent.id, intent.amount_cents, "payment:" + intent.id,
+                                                ctx.request.request_id));
+    if (!*credited) {
+        return MakeError(ErrorKind::Conflict, "payment_already_credited", "payment intent " + id + " was already credited");
+    }
+    SIGIL_TRY(balance, req->ledger->Balance(req->customer));
+    return JsonResponse(200, "{\"success\":true,\"credited_cents\":" + std::to_string(intent.amount_cents) + "," +
+                                 BalanceMembers(*balance) + "}");
+}
+
+bool IsRelayedWrite(const Route& r) {
+    if (r.auth == AuthRequirement::None) return false;
+    if (r.path == "/core/v1/sigil_action" || r.path.rfind(BILLING_PREFIX, 0) == 0) return false;
+    return r.method == "POST" || r.path == "/core/v1/create_wallet";
+}
+
+// The wallet a successful new_account answered (lower-case hex), "" when absent.
+std::string NewAccountWallet(const HttpResponse& response) {
+    rapidjson::Document doc;
+    doc.Parse(response.body.data(), response.body.size());
+    if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("wallet_address") || !doc["wallet_address"].IsString()) return "";
+    std::string w = doc["wallet_address"].GetString();
+    for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return w;
+}
+
+// Starter credit for a new account's customer, once (the credit id names the customer).
+Handler WithStarterCredit(billing::Billing* b, Handler inner) {
+    return [b, inner](RequestContext& ctx) -> Result<HttpResponse> {
+        auto result = inner(ctx);
+        const Cents starter = b->settings().starter_credit_cents;
+        if (!result.ok() || result->status != 200 || starter <= 0) return result;
+        const std::string customer = NewAccountWallet(*result);
+        if (customer.empty()) return result;
+        auto ledger = b->Store();
+        auto granted = ledger.ok() ? (*ledger)->CreditOnce(customer, "starter:" + customer, starter, "starter",
+                                                            ctx.request.request_id)
+                                   : Result<bool>(ledger.error());
+        // The account exists on chain either way; a ledger that is down costs only the starter credit.
+        if (!granted.ok()) common::LogWarn("starter credit for " + customer + " not granted: " + granted.error().message,
+                                           ctx.request.request_id);
+        return result;
+    };
+}
+
+// Holds the write price before the write and keeps it only if the write succeeded. Conversion also
+// moves the balance from the old admin's customer to the new one.
+Handler Charged(Service& service, billing::Billing* b, const Route& route, Handler inner) {
+    const bool conversion = route.path == "/core/v1/convert_to_chain_secured_account";
+    const std::string path = route.path.substr(route.path.rfind('/') + 1);
+    return [&service, b, inner, conversion, path](RequestContext& ctx) -> Result<HttpResponse> {
+        const Caller& caller = CallerOf(ctx);
+        SIGIL_TRY(customer, b->CustomerOf(caller.account_hash));
+        SIGIL_TRY(ledger, b->Store());
+        SIGIL_TRY(hold, (*ledger)->Charge(*customer, b->settings().write_price_cents, "write:" + path, ctx.request.request_id));
+        auto result = inner(ctx);
+        const bool ok = result.ok() && result->status >= 200 && result->status < 300;
+        if (!ok) {
+            if (auto st = (*ledger)->Settle(*hold, 0, "refund:" + path); !st.ok()) {
+                common::LogError("refund of a failed " + path + " not written: " + st.error().message, ctx.request.request_id);
+            }
+            return result;
+        }
+        if (conversion) {
+            // The account's customer is its admin wallet, which the conversion just replaced.
+            auto now = b->CustomerOf(caller.account_hash);
+            if (now.ok() && *now != *customer) {
+                if (auto moved = (*ledger)->MoveBalance(*customer, *now, ctx.request.request_id); !moved.ok()) {
+                    common::LogError("balance not moved to " + *now + " after conversion: " + moved.error().message,
+                                     ctx.request.request_id);
+                }
+            }
+        }
+        (void)service;
+        return result;
+    };
+}
+
+bool ValidIdempotencyKey(const std::string& key) {
+    if (key.empty() || key.size() > MAX_IDEMPOTENCY_KEY_BYTES) return false;
+    for (unsigned char c : key) {
+        if (c < 0x21 || c > 0x7e) return false;
+    }
+    return true;
+}
+
+Handler Idempotent(billing::Billing* b, Handler inner) {
+    return [b, inner](RequestContext& ctx) -> Result<HttpResponse> {
+        const auto key = ctx.request.Header("idempotency-key");
+        if (!key) return inner(ctx);
+        if (!ValidIdempotencyKey(*key)) {
+            return MakeError(ErrorKind::InvalidInput, "invalid_idempotency_key",
+                             "Idempotency-Key must be 1 to 255 printable ASCII characters without spaces");
+        }
+        if (b == nullptr || b->settings().database.empty()) {
+            HttpResponse r = ErrorResponse(501, "idempotency_not_supported",
+                                           "this instance keeps no answers for Idempotency-Key ([billing] database)");
+            return r;
+        }
+        SIGIL_TRY(ledger, b->Store());
+        const Caller& caller = CallerOf(ctx);
+        const std::string scope = common::HexEncode(caller.account_hash.Word(), true) + ":" + *key;
+        const std::string hash =
+            common::HexEncode(common::Sha256Hash(ctx.request.method + " " + ctx.request.path + "\n" + ctx.request.body));
+        SIGIL_TRY(existing, (*ledger)->Claim(scope, hash));
+        if (*existing) {
+            const billing::StoredAnswer& answer = **existing;
+            if (answer.request_hash != hash) {
+                return MakeError(ErrorKind::MalformedJson, "idempotency_key_reused",
+                                 "this Idempotency-Key was used with another request; use a new key");
+            }
+            if (answer.status == 0) {
+                return MakeError(ErrorKind::Conflict, "idempotency_in_progress",
+                                 "a request with this Idempotency-Key is still running; retry shortly");
+            }
+            HttpResponse replay = JsonResponse(answer.status, answer.body);
+            replay.SetHeader("Idempotent-Replayed", "true");
+            return replay;
+        }
+        auto result = inner(ctx);
+        HttpResponse response = result.ok() ? std::move(result).value() : ErrorResponse(result.error());
+        // A server-side failure is not an answer worth keeping: the retry runs again.
+        const auto st = response.status >= 500 ? (*ledger)->Release(scope) : (*ledger)->Finish(scope, response.status, response.body);
+        if (!st.ok()) common::LogError("idempotency answer not stored: " + st.error().message, ctx.request.request_id);
+        return response;
+    };
+}
+
+std::uint64_t KeyTag(const Uint256& key_hash) {
+    std::uint64_t tag = 0;
+    for (int i = 0; i < 8; ++i) tag = (tag << 8) | key_hash.Word()[static_cast<std::size_t>(i)];
+    return tag | 1;  // never 0 (0 = no run)
+}
+
+}  // namespace
+
+void AddBillingRoutes(Router& router, Service& service, BillingContext context) {
+    billing::Billing* b = context.billing;
+    router.Add({"GET", "/core/v1/billing/payments_config", AuthRequirement::None, BodyKind::None,
+                [b](RequestContext&) { return PaymentsConfig(b); },
+                "The payment processor and what a client needs to pay it", "billing", "",
+                ApiSchema("billing.json#/PaymentsConfig")});
+    router.Add({"GET", "/core/v1/billing/balance", AuthRequirement::None, BodyKind::None,
+                [b, &service](RequestContext& ctx) { return Balance(b, service, ctx); },
+                "The account's credit balance (master key, or X-Wallet-Auth for a ChainSecured admin)", "billing",
+                ApiSchema("billing.json#/AccountAuthHeaders"), ApiSchema("billing.json#/Balance")});
+    router.Add({"POST", "/core/v1/billing/create_payment_intent", AuthRequirement::None, BodyKind::Json,
+                [b, &service](RequestContext& ctx) { return CreatePaymentIntent(b, service, ctx); },
+                "Starts a payment of amount_cents (at least 500) to buy credits", "billing",
+                ApiSchema("billing.json#/CreatePaymentIntentRequest"), ApiSchema("billing.json#/PaymentIntent")});
+    router.Add({"POST", "/core/v1/billing/confirm_payment", AuthRequirement::None, BodyKind::Json,
+                [b, &service](RequestContext& ctx) { return ConfirmPayment(b, service, ctx); },
+                "Credits a completed payment intent to the account, exactly once", "billing",
+                ApiSchema("billing.json#/ConfirmPaymentRequest"), ApiSchema("billing.json#/ConfirmPaymentResponse")});
+}
+
+void ApplyWriteLayers(Router& router, Service& service, BillingContext context) {
+    billing::Billing* b = context.billing;
+    const bool charging = b != nullptr && b->enabled();
+    router.WrapHandlers([&service, b, charging](const Route& route, Handler handler) -> Handler {
+        if (charging && route.path == "/core/v1/new_account") return WithStarterCredit(b, std::move(handler));
+        if (charging && IsRelayedWrite(route)) handler = Charged(service, b, route, std::move(handler));
+        if (route.auth != AuthRequirement::None && route.method == "POST") handler = Idempotent(b, std::move(handler));
+        return handler;
+    });
+}
+
+Result<RunCharge> RunCharge::Begin(BillingContext context, Service& service, const Caller& caller,
+                                   const std::string& request_id) {
+    (void)service;
+    RunCharge charge(context);
+    billing::Billing* b = context.billing;
+    const std::uint32_t cap = b != nullptr ? b->settings().max_concurrent_runs_per_key : 0;
+    if (context.scoreboard != nullptr && cap > 0) {
+        const std::uint64_t tag = KeyTag(caller.key_hash);
+        context.scoreboard->Slot(context.slot).run_key.store(tag, std::memory_order_release);
+        charge.m_slot_taken = true;
+        if (context.scoreboard->CountRunning(tag) > cap) {
+            return MakeError(ErrorKind::Overloaded, "too_many_runs",
+                             "this key already has " + std::to_string(cap) + " runs in flight; retry when one ends");
+        }
+    }
+    if (b == nullptr || !b->enabled()) return charge;
+    SIGIL_TRY(customer, b->CustomerOf(caller.account_hash));
+    SIGIL_TRY(ledger, b->Store());
+    SIGIL_TRY(hold, (*ledger)->Charge(*customer, b->settings().run_second_price_cents, "run:hold", request_id));
+    charge.m_hold = *hold;
+    return charge;
+}
+
+RunCharge::RunCharge(RunCharge&& other) noexcept
+    : m_context(other.m_context), m_hold(std::exchange(other.m_hold, std::nullopt)),
+      m_slot_taken(std::exchange(other.m_slot_taken, false)) {}
+
+void RunCharge::Settle(std::uint64_t elapsed_ms) {
+    if (!m_hold) return;
+    const auto seconds = static_cast<Cents>((elapsed_ms + 999) / 1000);
+    const Cents price = std::max<Cents>(1, seconds) * m_context.billing->settings().run_second_price_cents;
+    auto ledger = m_context.billing->Store();
+    auto settled = ledger.ok() ? (*ledger)->Settle(*m_hold, price, "run:settle") : Result<Cents>(ledger.error());
+    if (!settled.ok()) common::LogError("run settlement not written (the hold stands): " + settled.error().message);
+    m_hold.reset();
+}
+
+RunCharge::~RunCharge() {
+    if (m_hold) {  // never settled: the run did not happen, or the service broke it
+        auto ledger = m_context.billing->Store();
+        auto refunded = ledger.ok() ? (*ledger)->Settle(*m_hold, 0, "run:refund") : Result<Cents>(ledger.error());
+        if (!refunded.ok()) common::LogError("run refund not written (the hold stands): " + refunded.error().message);
+    }
+    if (m_slot_taken) m_context.scoreboard->Slot(m_context.slot).run_key.store(0, std::memory_order_release);
+}
+
+}  // namespace sigil::workers

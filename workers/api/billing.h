@@ -1,0 +1,72 @@
+// Billing in the API (DESIGN.md section 9): the /core/v1/billing/* endpoints, the charge for every
+// relayed write and run, and Idempotency-Key on writes. The ledger and the processors live in
+// workers/billing; this file decides who pays for what, and when.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "common/scoreboard.h"
+#include "workers/billing/billing.h"
+#include "workers/chain/caller.h"
+#include "workers/chain/service.h"
+#include "workers/http/router.h"
+
+namespace sigil::workers {
+
+// What the billing layers need besides the Service. `billing` null or disabled: nothing is charged
+// and the billing endpoints answer 503 billing_disabled. `scoreboard` null: no pool-wide run cap.
+struct BillingContext {
+    billing::Billing* billing = nullptr;
+    common::Scoreboard* scoreboard = nullptr;
+    std::uint32_t slot = 0;
+};
+
+//   GET  /core/v1/billing/payments_config  (none)  {processor, ...the processor's members}
+//   GET  /core/v1/billing/balance          (account auth)  {balance_cents, balance_display}
+//   POST /core/v1/billing/create_payment_intent {amount_cents}  (account auth)
+//        {payment_intent_id, client_secret, amount_cents, pay?}; 400 invalid_amount below the minimum
+//   POST /core/v1/billing/confirm_payment {payment_intent_id}  (account auth)
+//        {success, credited_cents, balance_cents}: credits an intent exactly once; 404 unknown_payment_intent
+//        (also another account's), 402 payment_not_completed when the processor holds no completed payment.
+// Account auth: the account's master key (X-Api-Key / Bearer), or X-Wallet-Auth (BillingAuth, signed by
+// the account's admin wallet) for ChainSecured accounts.
+void AddBillingRoutes(Router& router, Service& service, BillingContext context);
+
+// Wraps the routes registered so far:
+//  * every relayed write (an authenticated POST other than sigil_action and billing, and GET create_wallet)
+//    holds [billing] write_price_cents from the caller's account before it runs (402 insufficient_credit,
+//    nothing done) and keeps it only if the write succeeded (2xx);
+//  * every authenticated POST accepts Idempotency-Key (1..255 printable characters): the first answer
+//    (below 500) is stored for 24 h and replayed for the same key and body (Idempotent-Replayed: true),
+//    neither executed nor charged again; the same key with another body is 422 idempotency_key_reused,
+//    one still running 409 idempotency_in_progress. Keys are scoped by account.
+void ApplyWriteLayers(Router& router, Service& service, BillingContext context);
+
+// A run's charge (DESIGN.md section 9): Begin holds one second's price and takes a run slot for the
+// key (the pool-wide concurrent-runs cap); Settle keeps the price of the started seconds measured;
+// destroying it unsettled refunds the hold (the run never started, or the service broke it).
+class RunCharge {
+public:
+    // Errors: PaymentRequired "insufficient_credit", Overloaded "too_many_runs" (the key's cap), the
+    // chain's and the ledger's Unavailable errors. Nothing is held when it fails.
+    static common::Result<RunCharge> Begin(BillingContext context, Service& service, const Caller& caller,
+                                           const std::string& request_id);
+    RunCharge(RunCharge&& other) noexcept;
+    RunCharge& operator=(RunCharge&&) = delete;
+    ~RunCharge();
+
+    // Charges the run's measured `elapsed_ms` (started seconds x price).
+    void Settle(std::uint64_t elapsed_ms);
+
+private:
+    RunCharge(BillingContext context) : m_context(context) {}
+
+    BillingContext m_context;
+    std::optional<std::int64_t> m_hold;  // the ledger entry of the hold, while unsettled
+    bool m_slot_taken = false;
+};
+
+}  // namespace sigil::workers

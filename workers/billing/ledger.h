@@ -1,0 +1,105 @@
+// The credit ledger (DESIGN.md section 9): append-only entries (customer, delta, reason, request id,
+// time), the balance derived from them, one transaction per charge. Credits are cents. A customer is
+// an account's admin wallet (0x + 40 lower-case hex). Behind one interface, two stores: SQLite (WAL,
+// the embedded default; several worker processes share the file) and PostgreSQL (several instances).
+//
+// Concurrency: every operation that reads a balance and writes an entry does both in one
+// transaction that holds the customer's lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: a transaction-
+// scoped advisory lock on the customer), so concurrent charges never overdraw.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace sigil::workers::billing {
+
+using Cents = std::int64_t;
+
+struct LedgerEntry {
+    std::int64_t id = 0;
+    std::string customer;
+    Cents delta = 0;          // + credit, - charge
+    Cents balance_after = 0;  // the customer's balance once this entry applied
+    std::string reason;       // "payment:<intent id>", "starter", "write:<endpoint>", "run:hold", "run:settle", "move:<to|from>"
+    std::string request_id;   // the request that caused it ("" for none)
+    std::int64_t at_ms = 0;   // unix time, milliseconds
+};
+
+// A payment intent as the ledger keeps it (the processor has its own record too).
+struct PaymentIntent {
+    std::string id;             // the processor's id (chain: "pi_" + 32 hex)
+    std::string customer;
+    Cents amount_cents = 0;
+    std::string processor;      // "chain" | "stripe"
+    std::string reference;      // chain: 0x + 64 hex, the pay() reference; stripe: ""
+    std::string client_secret;  // what create_payment_intent answered (stripe's, or the chain's reference)
+    bool credited = false;
+    std::int64_t created_ms = 0;
+};
+
+// The first answer to a write sent with an Idempotency-Key, kept for 24 h.
+struct StoredAnswer {
+    std::string request_hash;  // SHA-256 hex of method, path and body: the same key with another body is refused
+    int status = 0;            // 0 = still running (claimed, no answer yet)
+    std::string body;
+    std::int64_t created_ms = 0;
+};
+
+class Ledger {
+public:
+    virtual ~Ledger() = default;
+
+    // Opens (and creates the schema of) the store `database` names: "postgresql://..." or
+    // "postgres://..." for PostgreSQL, anything else is a SQLite file path (its folder must exist).
+    // Errors: Unavailable "ledger_unavailable" (cannot open or connect; the message says why).
+    static common::Result<std::unique_ptr<Ledger>> Open(const std::string& database);
+
+    // The customer's balance (0 for one never seen).
+    virtual common::Result<Cents> Balance(const std::string& customer) = 0;
+
+    // Credits `cents` (> 0) once per `credit_id` (a payment intent id, "starter:<customer>"): a second
+    // call with the same id credits nothing and answers false. Both in one transaction.
+    virtual common::Result<bool> CreditOnce(const std::string& customer, const std::string& credit_id, Cents cents,
+                                            const std::string& reason, const std::string& request_id) = 0;
+
+    // Debits `cents` (>= 0) if the balance covers it, in one transaction; answers the entry's id.
+    // Errors: PaymentRequired "insufficient_credit" (the balance is below `cents`; nothing written).
+    virtual common::Result<std::int64_t> Charge(const std::string& customer, Cents cents, const std::string& reason,
+                                                const std::string& request_id) = 0;
+
+    // Settles an earlier Charge (a run's hold for its first second) at `actual` cents: refunds
+    // hold - actual when less, debits the rest when more but never below a zero balance (what the
+    // balance cannot pay is forgiven, so concurrent runs never overdraw). Writes nothing when equal.
+    // Answers what was finally charged for the hold and the settlement together.
+    virtual common::Result<Cents> Settle(std::int64_t charge_id, Cents actual, const std::string& reason) = 0;
+
+    // Moves the whole balance of `from` to `to` in one transaction (conversion to ChainSecured
+    // changes the account's admin wallet). Answers the amount moved (0 when none).
+    virtual common::Result<Cents> MoveBalance(const std::string& from, const std::string& to,
+                                              const std::string& request_id) = 0;
+
+    // The customer's entries, newest first, at most `limit`.
+    virtual common::Result<std::vector<LedgerEntry>> Entries(const std::string& customer, std::size_t limit) = 0;
+
+    // Payment intents. PutIntent inserts (Conflict "intent_exists" if the id is taken);
+    // FindIntent answers nullopt for an unknown id. Crediting goes through CreditOnce(intent id),
+    // which also marks the intent credited in the same transaction when the id is an intent's.
+    virtual common::Status PutIntent(const PaymentIntent& intent) = 0;
+    virtual common::Result<std::optional<PaymentIntent>> FindIntent(const std::string& id) = 0;
+
+    // Idempotency keys, scoped by the caller ("<account>:<key>"). Claim inserts a pending row
+    // (status 0) and answers nullopt, or answers the row already there (pending or final) without
+    // writing. Finish stores the final answer of a claimed scope. Rows older than 24 h are
+    // forgotten (removed on the next Claim of any scope).
+    virtual common::Result<std::optional<StoredAnswer>> Claim(const std::string& scope, const std::string& request_hash) = 0;
+    virtual common::Status Finish(const std::string& scope, int status, const std::string& body) = 0;
+    // Drops a claim whose request ended without an answer worth keeping (so a retry runs again).
+    virtual common::Status Release(const std::string& scope) = 0;
+};
+
+}  // namespace sigil::workers::billing

@@ -1,0 +1,419 @@
+// The PostgreSQL ledger store over libpq: parameterized statements only, each sent asynchronously
+// and awaited with a deadline, every read-then-write in a transaction holding the customer's
+// advisory lock, one reconnection when an idle connection turns out to be broken.
+#include "workers/billing/postgres_ledger.h"
+
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <mutex>
+#include <utility>
+
+#include "common/handles.h"
+
+namespace sigil::workers::billing {
+
+using common::ErrorKind;
+using common::MakeError;
+using common::Result;
+using common::Status;
+
+namespace {
+
+using Connection = common::CHandle<PGconn, PQfinish>;
+using PgResult = common::CHandle<PGresult, PQclear>;
+using Param = std::optional<std::string>;  // nullopt: SQL NULL
+
+// The schema, created under a lock so that workers starting together do not race on the catalog.
+// Entries are append-only: a statement trigger refuses UPDATE, DELETE and TRUNCATE.
+constexpr const char* SCHEMA[] = {
+    "SELECT pg_advisory_xact_lock(1397311814, 1)",
+    "CREATE TABLE IF NOT EXISTS entries ("
+    " id bigserial PRIMARY KEY, customer text NOT NULL, kind text NOT NULL, delta bigint NOT NULL,"
+    " balance_after bigint NOT NULL CHECK (balance_after >= 0), reason text NOT NULL,"
+    " request_id text NOT NULL, at_ms bigint NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS entries_customer_id ON entries (customer, id)",
+    R"sql(DO $do$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'entries_append_only' AND tgrelid = 'entries'::regclass) THEN
+    CREATE OR REPLACE FUNCTION sigil_ledger_append_only() RETURNS trigger LANGUAGE plpgsql AS
+      $fn$ BEGIN RAISE EXCEPTION 'ledger entries are append-only'; END $fn$;
+    CREATE TRIGGER entries_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON entries
+      FOR EACH STATEMENT EXECUTE FUNCTION sigil_ledger_append_only();
+  END IF;
+END $do$)sql",
+    "CREATE TABLE IF NOT EXISTS credits ("
+    " credit_id text PRIMARY KEY, entry_id bigint NOT NULL REFERENCES entries (id))",
+    "CREATE TABLE IF NOT EXISTS settlements ("
+    " charge_id bigint PRIMARY KEY REFERENCES entries (id), actual bigint NOT NULL, charged bigint NOT NULL,"
+    " entry_id bigint REFERENCES entries (id))",
+    "CREATE TABLE IF NOT EXISTS intents ("
+    " id text PRIMARY KEY, customer text NOT NULL, amount_cents bigint NOT NULL, processor text NOT NULL,"
+    " reference text NOT NULL, client_secret text NOT NULL, credited boolean NOT NULL DEFAULT false,"
+    " created_ms bigint NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS idempotency ("
+    " scope text PRIMARY KEY, request_hash text NOT NULL, status integer NOT NULL, body text NOT NULL,"
+    " created_ms bigint NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_ms)",
+};
+
+std::string Trimmed(const char* message) {
+    std::string s = message != nullptr ? message : "";
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    for (char& c : s) {
+        if (c == '\n') c = ' ';
+    }
+    return s;
+}
+
+std::string Str(std::int64_t v) { return std::to_string(v); }
+
+std::int64_t Int(const PGresult* r, int row, int column) {
+    return std::strtoll(PQgetvalue(r, row, column), nullptr, 10);
+}
+std::string Text(const PGresult* r, int row, int column) {
+    return std::string(PQgetvalue(r, row, column), static_cast<std::size_t>(PQgetlength(r, row, column)));
+}
+bool Changed(const PGresult* r) { return std::strcmp(PQcmdTuples(const_cast<PGresult*>(r)), "0") != 0; }
+
+void IgnoreNotice(void*, const char*) {}
+
+class PostgresStore;
+
+// The statements of one call on one connection. Remembers whether the connection broke (so the
+// store drops it), whether the failure was a timeout (no retry: the server hangs) and whether
+// COMMIT was sent (no retry: it may have committed).
+class PgSession final : public StoreSession {
+public:
+    PgSession(PGconn* conn, int query_timeout_ms) : m_conn(conn), m_timeout_ms(query_timeout_ms) {}
+    ~PgSession() override {
+        if (m_in_transaction && !m_broken) (void)Exec("ROLLBACK", {});
+    }
+    PgSession(const PgSession&) = delete;
+    PgSession& operator=(const PgSession&) = delete;
+
+    bool Broken() const { return m_broken; }
+    bool Retryable() const { return m_broken && !m_timed_out && !m_commit_sent; }
+
+    Status RunTransaction(const std::function<Result<Outcome>(StoreSession&)>& work) {
+        SIGIL_TRY_STATUS(Exec("BEGIN", {}));
+        m_in_transaction = true;
+        SIGIL_TRY(outcome, work(*this));
+        if (*outcome == Outcome::Rollback) {
+            m_in_transaction = false;
+            SIGIL_TRY_STATUS(Exec("ROLLBACK", {}));
+            return common::Success();
+        }
+        m_commit_sent = true;
+        auto commit = Exec("COMMIT", {});
+        if (!commit) {
+            if (!m_broken) return commit.error();
+            return MakeError(ErrorKind::Unavailable, "ledger_unavailable",
+                             "the PostgreSQL ledger connection broke during COMMIT, the outcome is unknown: " +
+                                 commit.error().message);
+        }
+        m_in_transaction = false;
+        // COMMIT of a transaction the server had already aborted answers ROLLBACK, not an error.
+        if (std::strcmp(PQcmdStatus(commit->get()), "COMMIT") != 0) {
+            return MakeError(ErrorKind::Internal, "ledger_error", "the PostgreSQL ledger rolled the transaction back");
+        }
+        return common::Success();
+    }
+
+    // One statement with text parameters, awaited until the deadline.
+    Result<PgResult> Exec(const char* sql, std::initializer_list<Param> params) {
+        if (m_broken) return Unavailable("the connection is gone");
+        std::vector<const char*> values;
+        values.reserve(params.size());
+        for (const Param& p : params) values.push_back(p ? p->c_str() : nullptr);
+        if (PQsendQueryParams(m_conn, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr,
+                              0) == 0) {
+            return Lost();
+        }
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(m_timeout_ms);
+        PgResult result;
+        for (;;) {
+            while (PQisBusy(m_conn) != 0) {
+                SIGIL_TRY_STATUS(WaitReadable(deadline));
+                if (PQconsumeInput(m_conn) == 0) return Lost();
+            }
+            PGresult* next = PQgetResult(m_conn);
+            if (next == nullptr) break;
+            // One statement gives one result; keep the first error if there were more.
+            if (!result || PQresultStatus(result.get()) != PGRES_FATAL_ERROR) result.reset(next);
+            else PQclear(next);
+        }
+        if (!result) return Lost();
+        const ExecStatusType status = PQresultStatus(result.get());
+        if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+        return Failure(result.get());
+    }
+
+    // StoreSession.
+    Status Lock(const std::string& key) override {
+        // hashtextextended: a 64-bit hash, so two customers rarely share a lock (and then only wait).
+        SIGIL_TRY_STATUS(Exec("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", {key}));
+        return common::Success();
+    }
+
+    Result<Cents> Balance(const std::string& customer) override {
+        SIGIL_TRY(r, Exec("SELECT balance_after FROM entries WHERE customer = $1 ORDER BY id DESC LIMIT 1", {customer}));
+        return PQntuples(r->get()) > 0 ? Int(r->get(), 0, 0) : Cents{0};
+    }
+
+    Result<std::int64_t> Append(const NewEntry& e) override {
+        SIGIL_TRY(r, Exec("INSERT INTO entries (customer, kind, delta, balance_after, reason, request_id, at_ms) "
+                          "VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                          {e.customer, std::string(EntryKindName(e.kind)), Str(e.delta), Str(e.balance_after), e.reason,
+                           e.request_id, Str(e.at_ms)}));
+        return Int(r->get(), 0, 0);
+    }
+
+    Result<std::vector<LedgerEntry>> Entries(const std::string& customer, std::size_t limit) override {
+        SIGIL_TRY(r, Exec("SELECT id, customer, delta, balance_after, reason, request_id, at_ms FROM entries "
+                          "WHERE customer = $1 ORDER BY id DESC LIMIT $2",
+                          {customer, std::to_string(limit)}));
+        std::vector<LedgerEntry> out;
+        const PGresult* res = r->get();
+        for (int i = 0; i < PQntuples(res); ++i) {
+            out.push_back({Int(res, i, 0), Text(res, i, 1), Int(res, i, 2), Int(res, i, 3), Text(res, i, 4),
+                           Text(res, i, 5), Int(res, i, 6)});
+        }
+        return out;
+    }
+
+    Result<std::optional<EntryHead>> FindEntry(std::int64_t id) override {
+        SIGIL_TRY(r, Exec("SELECT customer, kind, delta FROM entries WHERE id = $1", {Str(id)}));
+        if (PQntuples(r->get()) == 0) return std::optional<EntryHead>();
+        const auto kind = ParseEntryKind(Text(r->get(), 0, 1));
+        if (!kind) return MakeError(ErrorKind::Internal, "ledger_error", "entry " + Str(id) + " has an unknown kind");
+        return std::optional<EntryHead>(EntryHead{Text(r->get(), 0, 0), *kind, Int(r->get(), 0, 2)});
+    }
+
+    Result<bool> HasCredit(const std::string& credit_id) override {
+        SIGIL_TRY(r, Exec("SELECT 1 FROM credits WHERE credit_id = $1", {credit_id}));
+        return PQntuples(r->get()) > 0;
+    }
+
+    Result<bool> InsertCredit(const std::string& credit_id, std::int64_t entry_id) override {
+        // A concurrent insert of the same id waits for the other transaction, then does nothing.
+        SIGIL_TRY(r, Exec("INSERT INTO credits (credit_id, entry_id) VALUES ($1, $2) ON CONFLICT (credit_id) DO NOTHING",
+                          {credit_id, Str(entry_id)}));
+        return Changed(r->get());
+    }
+
+    Result<std::optional<Settlement>> FindSettlement(std::int64_t charge_id) override {
+        SIGIL_TRY(r, Exec("SELECT actual, charged, entry_id FROM settlements WHERE charge_id = $1", {Str(charge_id)}));
+        if (PQntuples(r->get()) == 0) return std::optional<Settlement>();
+        Settlement s{charge_id, Int(r->get(), 0, 0), Int(r->get(), 0, 1), std::nullopt};
+        if (PQgetisnull(r->get(), 0, 2) == 0) s.entry_id = Int(r->get(), 0, 2);
+        return std::optional<Settlement>(s);
+    }
+
+    Status InsertSettlement(const Settlement& s) override {
+        SIGIL_TRY_STATUS(Exec("INSERT INTO settlements (charge_id, actual, charged, entry_id) VALUES ($1, $2, $3, $4)",
+                              {Str(s.charge_id), Str(s.actual), Str(s.charged),
+                               s.entry_id ? Param(Str(*s.entry_id)) : Param()}));
+        return common::Success();
+    }
+
+    Result<std::optional<PaymentIntent>> FindIntent(const std::string& id) override {
+        SIGIL_TRY(r, Exec("SELECT id, customer, amount_cents, processor, reference, client_secret, credited, created_ms "
+                          "FROM intents WHERE id = $1",
+                          {id}));
+        const PGresult* res = r->get();
+        if (PQntuples(res) == 0) return std::optional<PaymentIntent>();
+        return std::optional<PaymentIntent>(PaymentIntent{Text(res, 0, 0), Text(res, 0, 1), Int(res, 0, 2),
+                                                          Text(res, 0, 3), Text(res, 0, 4), Text(res, 0, 5),
+                                                          Text(res, 0, 6) == "t", Int(res, 0, 7)});
+    }
+
+    Result<bool> InsertIntent(const PaymentIntent& i) override {
+        SIGIL_TRY(r, Exec("INSERT INTO intents (id, customer, amount_cents, processor, reference, client_secret, credited,"
+                          " created_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
+                          {i.id, i.customer, Str(i.amount_cents), i.processor, i.reference, i.client_secret,
+                           std::string(i.credited ? "true" : "false"), Str(i.created_ms)}));
+        return Changed(r->get());
+    }
+
+    Status MarkIntentCredited(const std::string& id) override {
+        SIGIL_TRY_STATUS(Exec("UPDATE intents SET credited = true WHERE id = $1", {id}));
+        return common::Success();
+    }
+
+    Status ExpireAnswers(std::int64_t created_before_ms) override {
+        SIGIL_TRY_STATUS(Exec("DELETE FROM idempotency WHERE created_ms < $1", {Str(created_before_ms)}));
+        return common::Success();
+    }
+
+    Result<std::optional<StoredAnswer>> FindAnswer(const std::string& scope) override {
+        SIGIL_TRY(r, Exec("SELECT request_hash, status, body, created_ms FROM idempotency WHERE scope = $1", {scope}));
+        const PGresult* res = r->get();
+        if (PQntuples(res) == 0) return std::optional<StoredAnswer>();
+        return std::optional<StoredAnswer>(
+            StoredAnswer{Text(res, 0, 0), static_cast<int>(Int(res, 0, 1)), Text(res, 0, 2), Int(res, 0, 3)});
+    }
+
+    Result<bool> InsertPendingAnswer(const std::string& scope, const std::string& request_hash,
+                                     std::int64_t created_ms) override {
+        SIGIL_TRY(r, Exec("INSERT INTO idempotency (scope, request_hash, status, body, created_ms) "
+                          "VALUES ($1, $2, 0, '', $3) ON CONFLICT (scope) DO NOTHING",
+                          {scope, request_hash, Str(created_ms)}));
+        return Changed(r->get());
+    }
+
+    Result<bool> FinishAnswer(const std::string& scope, int status, const std::string& body) override {
+        SIGIL_TRY(r, Exec("UPDATE idempotency SET status = $2, body = $3 WHERE scope = $1 AND status = 0",
+                          {scope, Str(status), body}));
+        return Changed(r->get());
+    }
+
+    Status ReleasePendingAnswer(const std::string& scope) override {
+        SIGIL_TRY_STATUS(Exec("DELETE FROM idempotency WHERE scope = $1 AND status = 0", {scope}));
+        return common::Success();
+    }
+
+private:
+    static common::Error Unavailable(const std::string& why) {
+        return MakeError(ErrorKind::Unavailable, "ledger_unavailable", "PostgreSQL ledger: " + why);
+    }
+
+    common::Error Lost() {
+        m_broken = true;
+        return Unavailable("connection lost: " + Trimmed(PQerrorMessage(m_conn)));
+    }
+
+    Status WaitReadable(std::chrono::steady_clock::time_point deadline) {
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                // The query is still outstanding: the connection cannot be reused.
+                m_broken = true;
+                m_timed_out = true;
+                return Unavailable("no answer within " + std::to_string(m_timeout_ms) + " ms");
+            }
+            pollfd p{PQsocket(m_conn), POLLIN, 0};
+            if (p.fd < 0) return Lost();
+            const int rc = ::poll(&p, 1, static_cast<int>(left.count()));
+            if (rc > 0) return common::Success();
+            if (rc < 0 && errno != EINTR) return Lost();
+        }
+    }
+
+    // A failed statement: the connection's end, the server being unable to serve for now, or a bug.
+    common::Error Failure(const PGresult* r) {
+        const char* state_field = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+        const std::string state = state_field != nullptr ? state_field : "";
+        const char* primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+        const std::string message = Trimmed(primary != nullptr ? primary : PQresultErrorMessage(r));
+        if (PQstatus(m_conn) == CONNECTION_BAD || state.rfind("08", 0) == 0 || state.rfind("57P", 0) == 0) {
+            m_broken = true;
+            return Unavailable("connection lost: " + message);
+        }
+        // statement_timeout, lock and serialization trouble, resources, idle-session timeouts.
+        if (state == "57014" || state.rfind("53", 0) == 0 || state.rfind("40", 0) == 0 || state == "55P03" ||
+            state == "25P03") {
+            return Unavailable(message + " (SQLSTATE " + state + ")");
+        }
+        return MakeError(ErrorKind::Internal, "ledger_error", "PostgreSQL ledger: " + message + " (SQLSTATE " + state + ")");
+    }
+
+    PGconn* m_conn;
+    int m_timeout_ms;
+    bool m_in_transaction = false;
+    bool m_broken = false;
+    bool m_timed_out = false;
+    bool m_commit_sent = false;
+};
+
+class PostgresStore final : public LedgerStore {
+public:
+    PostgresStore(std::string url, const PostgresLedgerOptions& options) : m_url(std::move(url)), m_options(options) {}
+
+    Status Setup() {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        SIGIL_TRY_STATUS(Connect());
+        PgSession session(m_conn.get(), m_options.query_timeout_ms);
+        auto created = session.RunTransaction([](StoreSession& s) -> Result<Outcome> {
+            auto& pg = static_cast<PgSession&>(s);
+            for (const char* sql : SCHEMA) SIGIL_TRY_STATUS(pg.Exec(sql, {}));
+            return Outcome::Commit;
+        });
+        if (!created) {
+            const common::Error& e = created.error();
+            return MakeError(ErrorKind::Unavailable, "ledger_unavailable", "cannot create the ledger schema: " + e.message);
+        }
+        return common::Success();
+    }
+
+    Status Transaction(const std::function<Result<Outcome>(StoreSession&)>& work) override {
+        return Run([&](PgSession& s) { return s.RunTransaction(work); });
+    }
+
+    Status Read(const std::function<Status(StoreSession&)>& work) override {
+        return Run([&](PgSession& s) { return work(s); });
+    }
+
+private:
+    // Runs `call` on the connection, replacing it first when it is known bad, and once more on a
+    // new connection when an old one turns out to be broken (the server restarted, say) before
+    // anything could have been committed.
+    template <typename Call>
+    Status Run(const Call& call) {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        for (int attempt = 0;; ++attempt) {
+            const bool fresh = !m_conn || PQstatus(m_conn.get()) != CONNECTION_OK;
+            if (fresh) SIGIL_TRY_STATUS(Connect());
+            bool broken = false;
+            bool retryable = false;
+            Status result = common::Success();
+            {
+                PgSession session(m_conn.get(), m_options.query_timeout_ms);
+                result = call(session);
+                broken = session.Broken();
+                retryable = session.Retryable();
+            }
+            if (broken) m_conn.reset();
+            if (result.ok() || !broken || !retryable || fresh || attempt > 0) return result;
+        }
+    }
+
+    Status Connect() {
+        m_conn.reset();
+        // Our settings first: the URL's own parameters, expanded from dbname, override them.
+        const std::string connect_timeout = std::to_string(m_options.connect_timeout_s);
+        const std::string settings = "-c statement_timeout=" + std::to_string(m_options.statement_timeout_ms) +
+                                     " -c idle_in_transaction_session_timeout=" +
+                                     std::to_string(m_options.query_timeout_ms + 5000) + " -c client_min_messages=warning";
+        const char* keys[] = {"connect_timeout", "options", "application_name", "dbname", nullptr};
+        const char* values[] = {connect_timeout.c_str(), settings.c_str(), "sigil-ledger", m_url.c_str(), nullptr};
+        Connection conn(PQconnectdbParams(keys, values, 1));
+        if (!conn) return MakeError(ErrorKind::Unavailable, "ledger_unavailable", "cannot allocate a PostgreSQL connection");
+        if (PQstatus(conn.get()) != CONNECTION_OK) {
+            return MakeError(ErrorKind::Unavailable, "ledger_unavailable",
+                             "cannot connect to the PostgreSQL ledger: " + Trimmed(PQerrorMessage(conn.get())));
+        }
+        PQsetNoticeProcessor(conn.get(), IgnoreNotice, nullptr);
+        m_conn = std::move(conn);
+        return common::Success();
+    }
+
+    std::string m_url;
+    PostgresLedgerOptions m_options;
+    Connection m_conn;
+    std::mutex m_mutex;  // one connection: one call at a time
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Ledger>> OpenPostgresLedger(const std::string& url, const PostgresLedgerOptions& options) {
+    auto store = std::make_unique<PostgresStore>(url, options);
+    SIGIL_TRY_STATUS(store->Setup());
+    return MakeStoredLedger(std::move(store), options.now_ms);
+}
+
+}  // namespace sigil::workers::billing

@@ -1,0 +1,107 @@
+// The primitives a ledger store provides (SQLite, PostgreSQL); the ledger's rules are written once
+// over them in stored_ledger.cpp, so both stores behave identically.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "workers/billing/ledger.h"
+
+namespace sigil::workers::billing {
+
+// Unix time in milliseconds; injectable so tests can move the clock (idempotency expiry).
+using NowMsFn = std::function<std::int64_t()>;
+std::int64_t WallClockMs();
+
+// What wrote an entry. Settle only settles a Charge; kept in the entries' `kind` column.
+enum class EntryKind { Credit, Charge, Settle, Move };
+const char* EntryKindName(EntryKind kind);
+std::optional<EntryKind> ParseEntryKind(const std::string& name);
+
+struct NewEntry {
+    std::string customer;
+    EntryKind kind = EntryKind::Charge;
+    Cents delta = 0;
+    Cents balance_after = 0;
+    std::string reason;
+    std::string request_id;
+    std::int64_t at_ms = 0;
+};
+
+// The part of an entry Settle needs to check its hold.
+struct EntryHead {
+    std::string customer;
+    EntryKind kind = EntryKind::Charge;
+    Cents delta = 0;
+};
+
+// A settled hold: Settle runs once per charge; a repeat with the same `actual` answers `charged`.
+struct Settlement {
+    std::int64_t charge_id = 0;
+    Cents actual = 0;
+    Cents charged = 0;
+    std::optional<std::int64_t> entry_id;  // none when settling wrote nothing
+};
+
+// One connection's statements, inside a transaction (Transaction) or one by one (Read). Every
+// method is one statement.
+class StoreSession {
+public:
+    virtual ~StoreSession() = default;
+
+    // Holds `key` until the transaction ends. SQLite: nothing to do, BEGIN IMMEDIATE already holds
+    // the whole database; PostgreSQL: a transaction-scoped advisory lock on a hash of the key.
+    virtual common::Status Lock(const std::string& key) = 0;
+
+    virtual common::Result<Cents> Balance(const std::string& customer) = 0;
+    virtual common::Result<std::int64_t> Append(const NewEntry& entry) = 0;  // answers the entry id
+    virtual common::Result<std::vector<LedgerEntry>> Entries(const std::string& customer, std::size_t limit) = 0;
+    virtual common::Result<std::optional<EntryHead>> FindEntry(std::int64_t id) = 0;
+
+    virtual common::Result<bool> HasCredit(const std::string& credit_id) = 0;
+    // false when the id is already taken (nothing written).
+    virtual common::Result<bool> InsertCredit(const std::string& credit_id, std::int64_t entry_id) = 0;
+
+    virtual common::Result<std::optional<Settlement>> FindSettlement(std::int64_t charge_id) = 0;
+    virtual common::Status InsertSettlement(const Settlement& settlement) = 0;
+
+    virtual common::Result<std::optional<PaymentIntent>> FindIntent(const std::string& id) = 0;
+    virtual common::Result<bool> InsertIntent(const PaymentIntent& intent) = 0;  // false: id taken
+    virtual common::Status MarkIntentCredited(const std::string& id) = 0;
+
+    virtual common::Status ExpireAnswers(std::int64_t created_before_ms) = 0;
+    virtual common::Result<std::optional<StoredAnswer>> FindAnswer(const std::string& scope) = 0;
+    // Inserts a pending row; false when the scope is already there (nothing written).
+    virtual common::Result<bool> InsertPendingAnswer(const std::string& scope, const std::string& request_hash,
+                                                     std::int64_t created_ms) = 0;
+    // Stores the final answer of a pending row; false when there is no pending row for the scope.
+    virtual common::Result<bool> FinishAnswer(const std::string& scope, int status, const std::string& body) = 0;
+    virtual common::Status ReleasePendingAnswer(const std::string& scope) = 0;
+};
+
+// What a transaction's work decided: keep its writes or drop them (the answer is still a success,
+// e.g. CreditOnce finding the credit id taken).
+enum class Outcome { Commit, Rollback };
+
+class LedgerStore {
+public:
+    virtual ~LedgerStore() = default;
+
+    // Runs `work` in one transaction able to read and then write: committed when it answers
+    // Commit, rolled back when it answers Rollback or an error. `work` may run twice (PostgreSQL
+    // retries once on a fresh connection when the old one broke before COMMIT was sent), so it
+    // must assign its outputs, not accumulate them.
+    virtual common::Status Transaction(const std::function<common::Result<Outcome>(StoreSession&)>& work) = 0;
+
+    // Runs read-only `work`, each statement on its own (no transaction needed for one SELECT).
+    virtual common::Status Read(const std::function<common::Status(StoreSession&)>& work) = 0;
+};
+
+// The Ledger over a store: validation, the balance rules, charges, settlement, idempotency.
+std::unique_ptr<Ledger> MakeStoredLedger(std::unique_ptr<LedgerStore> store, NowMsFn now_ms);
+
+}  // namespace sigil::workers::billing

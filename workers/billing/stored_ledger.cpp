@@ -1,0 +1,367 @@
+// The ledger's rules, written once over the primitives of a store (store.h): input checks, credits
+// exactly once, charges that never overdraw, settlement of holds, balance moves, idempotency rows.
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <utility>
+
+#include "common/utf8.h"
+#include "workers/billing/store.h"
+
+namespace sigil::workers::billing {
+
+using common::ErrorKind;
+using common::MakeError;
+using common::Result;
+using common::Status;
+
+std::int64_t WallClockMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+const char* EntryKindName(EntryKind kind) {
+    switch (kind) {
+        case EntryKind::Credit: return "credit";
+        case EntryKind::Charge: return "charge";
+        case EntryKind::Settle: return "settle";
+        case EntryKind::Move: return "move";
+    }
+    return "charge";
+}
+
+std::optional<EntryKind> ParseEntryKind(const std::string& name) {
+    for (EntryKind k : {EntryKind::Credit, EntryKind::Charge, EntryKind::Settle, EntryKind::Move}) {
+        if (name == EntryKindName(k)) return k;
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+// One operation moves at most this much: 10^12 cents is ten billion dollars, far above any payment,
+// and keeps every sum of a few amounts far from int64 overflow.
+constexpr Cents MAX_CENTS = 1'000'000'000'000;
+constexpr std::int64_t ANSWER_TTL_MS = 24LL * 3600 * 1000;
+constexpr std::size_t MAX_ENTRIES = 10'000;      // one Entries call
+constexpr std::size_t MAX_BODY_BYTES = 1 << 20;  // a stored answer
+
+common::Error Invalid(const std::string& field, const std::string& why) {
+    return MakeError(ErrorKind::InvalidInput, "invalid_" + field, field + " " + why);
+}
+
+// Printable ASCII (with spaces) of min..max bytes: ids, reasons, scopes, hashes.
+Status CheckText(const std::string& field, const std::string& value, std::size_t min, std::size_t max) {
+    if (value.size() < min || value.size() > max) {
+        return Invalid(field, "must be " + std::to_string(min) + " to " + std::to_string(max) + " bytes");
+    }
+    for (unsigned char c : value) {
+        if (c < 0x20 || c > 0x7e) return Invalid(field, "must be printable ASCII");
+    }
+    return common::Success();
+}
+
+// A customer is an admin wallet as the header fixes it: 0x + 40 lower-case hex. Refusing any other
+// spelling keeps one wallet from splitting into two balances ("0xAB.." and "0xab..").
+Status CheckCustomer(const std::string& customer, const std::string& field = "customer") {
+    bool ok = customer.size() == 42 && customer[0] == '0' && customer[1] == 'x';
+    for (std::size_t i = 2; ok && i < customer.size(); ++i) {
+        const char c = customer[i];
+        ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    }
+    return ok ? common::Success() : Invalid(field, "must be 0x and 40 lower-case hex digits");
+}
+
+Status CheckCents(const std::string& field, Cents cents, Cents min) {
+    if (cents < min || cents > MAX_CENTS) {
+        return Invalid(field, "must be " + std::to_string(min) + " to " + std::to_string(MAX_CENTS) + " cents");
+    }
+    return common::Success();
+}
+
+Status CheckEntryText(const std::string& reason, const std::string& request_id) {
+    SIGIL_TRY_STATUS(CheckText("reason", reason, 1, 200));
+    return CheckText("request_id", request_id, 0, 128);
+}
+
+// balance + cents, refused rather than wrapped (unreachable with MAX_CENTS unless a balance is
+// already absurd).
+Result<Cents> AddToBalance(Cents balance, Cents cents) {
+    if (cents > std::numeric_limits<Cents>::max() - balance) {
+        return MakeError(ErrorKind::Conflict, "balance_overflow", "the balance would overflow");
+    }
+    return balance + cents;
+}
+
+class StoredLedger final : public Ledger {
+public:
+    StoredLedger(std::unique_ptr<LedgerStore> store, NowMsFn now_ms)
+        : m_store(std::move(store)), m_now(now_ms ? std::move(now_ms) : NowMsFn(WallClockMs)) {}
+
+    Result<Cents> Balance(const std::string& customer) override {
+        SIGIL_TRY_STATUS(CheckCustomer(customer));
+        Cents balance = 0;
+        const Status done = ReadOnly([&](StoreSession& db) -> Status {
+            SIGIL_TRY(b, db.Balance(customer));
+            balance = *b;
+            return common::Success();
+        });
+        if (!done) return done.error();
+        return balance;
+    }
+
+    Result<bool> CreditOnce(const std::string& customer, const std::string& credit_id, Cents cents,
+                            const std::string& reason, const std::string& request_id) override {
+        SIGIL_TRY_STATUS(CheckCustomer(customer));
+        SIGIL_TRY_STATUS(CheckText("credit_id", credit_id, 1, 200));
+        SIGIL_TRY_STATUS(CheckCents("cents", cents, 1));
+        SIGIL_TRY_STATUS(CheckEntryText(reason, request_id));
+        bool credited = false;
+        const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
+            credited = false;
+            SIGIL_TRY_STATUS(db.Lock(customer));
+            SIGIL_TRY(taken, db.HasCredit(credit_id));
+            if (*taken) return Outcome::Rollback;
+            // An intent is credited only to its own customer and amount: a caller confirming
+            // someone else's payment intent gets nothing.
+            SIGIL_TRY(intent, db.FindIntent(credit_id));
+            if (*intent && ((*intent)->customer != customer || (*intent)->amount_cents != cents)) {
+                return MakeError(ErrorKind::Conflict, "intent_mismatch",
+                                 "payment intent " + credit_id + " is for another customer or amount");
+            }
+            SIGIL_TRY(balance, db.Balance(customer));
+            SIGIL_TRY(after, AddToBalance(*balance, cents));
+            SIGIL_TRY(entry, db.Append({customer, EntryKind::Credit, cents, *after, reason, request_id, m_now()}));
+            // Another customer's transaction may have taken the id meanwhile (it holds another
+            // lock); the unique credit id decides, and the loser writes nothing.
+            SIGIL_TRY(inserted, db.InsertCredit(credit_id, *entry));
+            if (!*inserted) return Outcome::Rollback;
+            if (*intent) SIGIL_TRY_STATUS(db.MarkIntentCredited(credit_id));
+            credited = true;
+            return Outcome::Commit;
+        });
+        if (!done) return done.error();
+        return credited;
+    }
+
+    Result<std::int64_t> Charge(const std::string& customer, Cents cents, const std::string& reason,
+                                const std::string& request_id) override {
+        SIGIL_TRY_STATUS(CheckCustomer(customer));
+        SIGIL_TRY_STATUS(CheckCents("cents", cents, 0));
+        SIGIL_TRY_STATUS(CheckEntryText(reason, request_id));
+        std::int64_t id = 0;
+        const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
+            SIGIL_TRY_STATUS(db.Lock(customer));
+            SIGIL_TRY(balance, db.Balance(customer));
+            if (*balance < cents) {
+                return MakeError(ErrorKind::PaymentRequired, "insufficient_credit",
+                                 "the balance (" + std::to_string(*balance) + " cents) is below the price (" +
+                                     std::to_string(cents) + " cents)");
+            }
+            SIGIL_TRY(entry,
+                      db.Append({customer, EntryKind::Charge, -cents, *balance - cents, reason, request_id, m_now()}));
+            id = *entry;
+            return Outcome::Commit;
+        });
+        if (!done) return done.error();
+        return id;
+    }
+
+    Result<Cents> Settle(std::int64_t charge_id, Cents actual, const std::string& reason) override {
+        if (charge_id <= 0) return Invalid("charge_id", "must be positive");
+        SIGIL_TRY_STATUS(CheckCents("actual", actual, 0));
+        SIGIL_TRY_STATUS(CheckText("reason", reason, 1, 200));
+        Cents charged = 0;
+        const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
+            // Entries never change, so the hold can be read before taking its customer's lock.
+            SIGIL_TRY(hold_entry, db.FindEntry(charge_id));
+            if (!*hold_entry) {
+                return MakeError(ErrorKind::NotFound, "charge_not_found", "no entry " + std::to_string(charge_id));
+            }
+            const EntryHead hold = **hold_entry;
+            if (hold.kind != EntryKind::Charge) {
+                return MakeError(ErrorKind::InvalidInput, "not_a_charge",
+                                 "entry " + std::to_string(charge_id) + " is not a charge");
+            }
+            SIGIL_TRY_STATUS(db.Lock(hold.customer));
+            SIGIL_TRY(earlier, db.FindSettlement(charge_id));
+            if (*earlier) {
+                // A retried Settle answers the first result; another amount is a caller bug.
+                if ((*earlier)->actual != actual) {
+                    return MakeError(ErrorKind::Conflict, "already_settled",
+                                     "charge " + std::to_string(charge_id) + " was settled at " +
+                                         std::to_string((*earlier)->actual) + " cents");
+                }
+                charged = (*earlier)->charged;
+                return Outcome::Rollback;
+            }
+            const Cents held = -hold.delta;
+            SIGIL_TRY(balance, db.Balance(hold.customer));
+            Settlement settled{charge_id, actual, held, std::nullopt};
+            Cents delta = 0;
+            if (actual < held) {
+                delta = held - actual;  // refund
+            } else if (actual > held) {
+                delta = -std::min(actual - held, *balance);  // what the balance cannot pay is forgiven
+            }
+            if (delta != 0) {
+                SIGIL_TRY(after, AddToBalance(*balance, delta));
+                SIGIL_TRY(entry, db.Append({hold.customer, EntryKind::Settle, delta, *after, reason, "", m_now()}));
+                settled.entry_id = *entry;
+            }
+            settled.charged = held - delta;
+            SIGIL_TRY_STATUS(db.InsertSettlement(settled));
+            charged = settled.charged;
+            return Outcome::Commit;
+        });
+        if (!done) return done.error();
+        return charged;
+    }
+
+    Result<Cents> MoveBalance(const std::string& from, const std::string& to, const std::string& request_id) override {
+        SIGIL_TRY_STATUS(CheckCustomer(from, "from"));
+        SIGIL_TRY_STATUS(CheckCustomer(to, "to"));
+        if (from == to) return Invalid("to", "must differ from `from`");
+        SIGIL_TRY_STATUS(CheckText("request_id", request_id, 0, 128));
+        Cents moved = 0;
+        const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
+            moved = 0;
+            // Both locks in one global order, so two opposite moves cannot deadlock.
+            SIGIL_TRY_STATUS(db.Lock(std::min(from, to)));
+            SIGIL_TRY_STATUS(db.Lock(std::max(from, to)));
+            SIGIL_TRY(amount, db.Balance(from));
+            if (*amount == 0) return Outcome::Rollback;
+            SIGIL_TRY(to_balance, db.Balance(to));
+            SIGIL_TRY(to_after, AddToBalance(*to_balance, *amount));
+            const std::int64_t now = m_now();
+            SIGIL_TRY_STATUS(db.Append({from, EntryKind::Move, -*amount, 0, "move:to:" + to, request_id, now}));
+            SIGIL_TRY_STATUS(db.Append({to, EntryKind::Move, *amount, *to_after, "move:from:" + from, request_id, now}));
+            moved = *amount;
+            return Outcome::Commit;
+        });
+        if (!done) return done.error();
+        return moved;
+    }
+
+    Result<std::vector<LedgerEntry>> Entries(const std::string& customer, std::size_t limit) override {
+        SIGIL_TRY_STATUS(CheckCustomer(customer));
+        std::vector<LedgerEntry> entries;
+        if (limit == 0) return entries;
+        const Status done = ReadOnly([&](StoreSession& db) -> Status {
+            SIGIL_TRY(found, db.Entries(customer, std::min(limit, MAX_ENTRIES)));
+            entries = std::move(*found);
+            return common::Success();
+        });
+        if (!done) return done.error();
+        return entries;
+    }
+
+    Status PutIntent(const PaymentIntent& intent) override {
+        SIGIL_TRY_STATUS(CheckText("intent_id", intent.id, 1, 128));
+        SIGIL_TRY_STATUS(CheckCustomer(intent.customer));
+        SIGIL_TRY_STATUS(CheckCents("amount_cents", intent.amount_cents, 1));
+        SIGIL_TRY_STATUS(CheckText("processor", intent.processor, 1, 32));
+        SIGIL_TRY_STATUS(CheckText("reference", intent.reference, 0, 256));
+        SIGIL_TRY_STATUS(CheckText("client_secret", intent.client_secret, 0, 512));
+        if (intent.created_ms < 0) return Invalid("created_ms", "must not be negative");
+        PaymentIntent row = intent;
+        if (row.created_ms == 0) row.created_ms = m_now();
+        return Write([&](StoreSession& db) -> Result<Outcome> {
+            SIGIL_TRY(inserted, db.InsertIntent(row));
+            if (!*inserted) return MakeError(ErrorKind::Conflict, "intent_exists", "payment intent " + row.id + " exists");
+            return Outcome::Commit;
+        });
+    }
+
+    Result<std::optional<PaymentIntent>> FindIntent(const std::string& id) override {
+        SIGIL_TRY_STATUS(CheckText("intent_id", id, 1, 128));
+        std::optional<PaymentIntent> intent;
+        const Status done = ReadOnly([&](StoreSession& db) -> Status {
+            SIGIL_TRY(found, db.FindIntent(id));
+            intent = std::move(*found);
+            return common::Success();
+        });
+        if (!done) return done.error();
+        return intent;
+    }
+
+    Result<std::optional<StoredAnswer>> Claim(const std::string& scope, const std::string& request_hash) override {
+        SIGIL_TRY_STATUS(CheckText("scope", scope, 1, 300));
+        SIGIL_TRY_STATUS(CheckText("request_hash", request_hash, 1, 128));
+        std::optional<StoredAnswer> existing;
+        const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
+            const std::int64_t now = m_now();
+            SIGIL_TRY_STATUS(db.ExpireAnswers(now - ANSWER_TTL_MS));
+            SIGIL_TRY(found, db.FindAnswer(scope));
+            existing = std::move(*found);
+            if (existing) return Outcome::Commit;  // keeps the expiry
+            SIGIL_TRY(inserted, db.InsertPendingAnswer(scope, request_hash, now));
+            if (*inserted) return Outcome::Commit;
+            // PostgreSQL: a concurrent Claim of the same scope committed first (the insert waited
+            // for it); its row is the answer.
+            SIGIL_TRY(theirs, db.FindAnswer(scope));
+            if (!*theirs) return MakeError(ErrorKind::Unavailable, "ledger_unavailable", "idempotency row vanished; retry");
+            existing = std::move(*theirs);
+            return Outcome::Commit;
+        });
+        if (!done) return done.error();
+        return existing;
+    }
+
+    Status Finish(const std::string& scope, int status, const std::string& body) override {
+        SIGIL_TRY_STATUS(CheckText("scope", scope, 1, 300));
+        if (status < 100 || status > 599) return Invalid("status", "must be an HTTP status (100 to 599)");
+        if (body.size() > MAX_BODY_BYTES) return Invalid("body", "must be at most 1 MiB");
+        if (!common::IsUtf8(body) || body.find('\0') != std::string::npos) {
+            return Invalid("body", "must be UTF-8 without NUL");
+        }
+        return Write([&](StoreSession& db) -> Result<Outcome> {
+            SIGIL_TRY(finished, db.FinishAnswer(scope, status, body));
+            if (*finished) return Outcome::Commit;
+            SIGIL_TRY(row, db.FindAnswer(scope));
+            if (!*row) return MakeError(ErrorKind::NotFound, "claim_not_found", "no claim for this idempotency scope");
+            return MakeError(ErrorKind::Conflict, "claim_finished", "this idempotency scope already has its answer");
+        });
+    }
+
+    // Only a pending claim is dropped; a final answer stays for its 24 h, so a late Release after
+    // Finish cannot make a retry run twice.
+    Status Release(const std::string& scope) override {
+        SIGIL_TRY_STATUS(CheckText("scope", scope, 1, 300));
+        return Write([&](StoreSession& db) -> Result<Outcome> {
+            SIGIL_TRY_STATUS(db.ReleasePendingAnswer(scope));
+            return Outcome::Commit;
+        });
+    }
+
+private:
+    // The store's transaction and read, with any exception (allocation failure) turned into an
+    // error: nothing escapes the Ledger interface.
+    Status Write(const std::function<Result<Outcome>(StoreSession&)>& work) {
+        try {
+            return m_store->Transaction(work);
+        } catch (const std::exception& e) {
+            return MakeError(ErrorKind::Internal, "ledger_error", std::string("ledger: ") + e.what());
+        }
+    }
+    Status ReadOnly(const std::function<Status(StoreSession&)>& work) {
+        try {
+            return m_store->Read(work);
+        } catch (const std::exception& e) {
+            return MakeError(ErrorKind::Internal, "ledger_error", std::string("ledger: ") + e.what());
+        }
+    }
+
+    std::unique_ptr<LedgerStore> m_store;
+    NowMsFn m_now;
+};
+
+}  // namespace
+
+std::unique_ptr<Ledger> MakeStoredLedger(std::unique_ptr<LedgerStore> store, NowMsFn now_ms) {
+    return std::make_unique<StoredLedger>(std::move(store), std::move(now_ms));
+}
+
+}  // namespace sigil::workers::billing
