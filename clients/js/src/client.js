@@ -72,6 +72,25 @@ export class SigilClient {
     return c;
   }
 
+  /// A client that also sends `headers` with every request (the same key, mode and settings).
+  withHeaders(headers) {
+    const c = this.withApiKey(this.#apiKey);
+    c.#headers = { ...this.#headers, ...headers };
+    return c;
+  }
+
+  /// A client whose requests carry `Idempotency-Key: key` (DESIGN.md section 9): a write retried with
+  /// the same key and body returns the first answer (Idempotent-Replayed: true) and is neither executed
+  /// nor charged again; the same key with another body is a 422 with code ErrorCode.IDEMPOTENCY_KEY_REUSED.
+  /// Use one key per logical write, e.g. `await client.idempotent(crypto.randomUUID()).addGroup({...})`.
+  idempotent(key) {
+    if (typeof key !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(key)) {
+      throw new ClientError('an Idempotency-Key is 1 to 255 printable ASCII characters without spaces',
+        { code: ErrorCode.INVALID_ARGUMENT });
+    }
+    return this.withHeaders({ 'Idempotency-Key': key });
+  }
+
   // ---- transport ----
 
   /// Sends one request and returns the parsed JSON answer. path: relative to /core/v1 unless it

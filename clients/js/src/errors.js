@@ -98,6 +98,17 @@ export const ErrorCode = Object.freeze({
   NOTHING_TO_CHANGE: 'nothing_to_change',
   // billing (DESIGN.md section 9)
   INSUFFICIENT_CREDIT: 'insufficient_credit',               // 402
+  PAYMENT_NOT_COMPLETED: 'payment_not_completed',           // 402, confirm_payment before the payment is done
+  PAYMENT_ALREADY_CREDITED: 'payment_already_credited',     // 409
+  UNKNOWN_PAYMENT_INTENT: 'unknown_payment_intent',         // 404 (also another account's)
+  INVALID_AMOUNT: 'invalid_amount',                         // 400, amount_cents below 500 or not an integer
+  INVALID_WALLET_AUTH: 'invalid_wallet_auth',               // 400
+  BILLING_DISABLED: 'billing_disabled',                     // 503
+  TOO_MANY_RUNS: 'too_many_runs',                           // 429, the key's concurrent-runs cap
+  RATE_LIMITED: 'rate_limited',                             // 429, nginx's per-address limit
+  IDEMPOTENCY_KEY_REUSED: 'idempotency_key_reused',         // 422, the same key with another request
+  IDEMPOTENCY_IN_PROGRESS: 'idempotency_in_progress',       // 409
+  INVALID_IDEMPOTENCY_KEY: 'invalid_idempotency_key',       // 400
   // availability
   CHAIN_UNAVAILABLE: 'chain_unavailable',                   // 503
   CHAIN_TIMEOUT: 'chain_timeout',                           // 504

@@ -1,7 +1,6 @@
 // What the billing methods put on the wire (DESIGN.md sections 4 and 9): X-Wallet-Auth carrying a
-// BillingAuth envelope signed for the service's chain id, or the master key, never both. The service
-// does not serve /billing/* yet, so a local HTTP server records the requests in its place; when it
-// does, the same calls run against the stack.
+// BillingAuth envelope signed for the service's chain id, or the master key, never both. A local HTTP
+// server records the requests (billing.test.mjs runs the same methods against the stack).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
