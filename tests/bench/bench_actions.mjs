@@ -1,5 +1,5 @@
 // Benchmark of action runs through nginx (not a test; run by hand):
-//   SIGIL_BUILD_DIR=build node tests/bench/bench_actions.mjs [--workers 4] [--runs 300] [--seconds 5]
+//   SIGIL_BUILD_DIR=build node tests/bench/bench_actions.mjs [--workers 4] [--runs 300] [--seconds 5] [--billing]
 // Starts a stack (tests/api/stack.mjs), creates an account with a PKP and a group listing the
 // actions below, then for each action measures sequential latency (concurrency 1: p50/p99) and
 // runs/s with p50/p99 at concurrency 16 (keep-alive HTTPS, like a real client):
@@ -33,7 +33,15 @@ function summary(ms) {
   return { n: s.length, p50: quantile(s, 0.5), p99: quantile(s, 0.99) };
 }
 
-const stack = await startStack({ workers: WORKERS });
+// --billing: the stack charges runs (SQLite ledger, a starter credit large enough for the whole benchmark),
+// to measure what charging costs on the run path; --billing-database postgresql://... for PostgreSQL.
+const BILLING = process.argv.includes('--billing');
+const dbIndex = process.argv.indexOf('--billing-database');
+const stack = await startStack({
+  workers: WORKERS,
+  billing: BILLING ? { lines: ['starter_credit_cents = 100000000', 'max_concurrent_runs_per_key = 0'],
+    database: dbIndex > 0 ? process.argv[dbIndex + 1] : undefined } : null,
+});
 try {
   const { api_key: key } = await newAccount(stack, 'bench actions');
   const pkp = await createWallet(stack, key);
@@ -52,7 +60,7 @@ try {
     if (r.status !== 200 || r.json?.has_error !== false) throw new Error(`run failed: ${r.status} ${r.text.slice(0, 300)}`);
   };
 
-  console.log(`Sigil action runs through nginx (HTTPS, keep-alive), ${WORKERS} workers, inline code`);
+  console.log(`Sigil action runs through nginx (HTTPS, keep-alive), ${WORKERS} workers, inline code, billing ${BILLING ? "on" : "off"}`);
   console.log(`${'action'.padEnd(16)} ${'c1 p50'.padStart(8)} ${'c1 p99'.padStart(8)} ${`c${CONCURRENCY} p50`.padStart(8)} ${`c${CONCURRENCY} p99`.padStart(8)} ${'runs/s'.padStart(8)}   (ms)`);
   for (const [name, code] of Object.entries(ACTIONS)) {
     for (let i = 0; i < 3 * WORKERS; i++) await runOnce(code); // every worker lowers and caches it
