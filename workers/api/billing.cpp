@@ -343,6 +343,10 @@ void RunCharge::Settle(std::uint64_t elapsed_ms) {
     if (!m_hold) return;
     const auto seconds = static_cast<Cents>((elapsed_ms + 999) / 1000);
     const Cents price = std::max<Cents>(1, seconds) * m_context.billing->settings().run_second_price_cents;
+    if (price == m_context.billing->settings().run_second_price_cents) {
+        m_hold.reset();  // a run within its first second costs exactly the hold: nothing to write
+        return;
+    }
     auto ledger = m_context.billing->Store();
     auto settled = ledger.ok() ? (*ledger)->Settle(*m_hold, price, "run:settle") : Result<Cents>(ledger.error());
     if (!settled.ok()) common::LogError("run settlement not written (the hold stands): " + settled.error().message);

@@ -99,9 +99,11 @@ public:
     bool Broken() const { return m_broken; }
     bool Retryable() const { return m_broken && !m_timed_out && !m_commit_sent; }
 
-    Status RunTransaction(const std::function<Result<Outcome>(StoreSession&)>& work) {
+    Status RunTransaction(const std::function<Result<Outcome>(StoreSession&)>& work,
+                          Durability durability = Durability::Full) {
         SIGIL_TRY_STATUS(Exec("BEGIN", {}));
         m_in_transaction = true;
+        if (durability == Durability::Relaxed) SIGIL_TRY_STATUS(Exec("SET LOCAL synchronous_commit TO off", {}));
         SIGIL_TRY(outcome, work(*this));
         if (*outcome == Outcome::Rollback) {
             m_in_transaction = false;
@@ -350,8 +352,8 @@ public:
         return common::Success();
     }
 
-    Status Transaction(const std::function<Result<Outcome>(StoreSession&)>& work) override {
-        return Run([&](PgSession& s) { return s.RunTransaction(work); });
+    Status Transaction(const std::function<Result<Outcome>(StoreSession&)>& work, Durability durability) override {
+        return Run([&](PgSession& s) { return s.RunTransaction(work, durability); });
     }
 
     Status Read(const std::function<Status(StoreSession&)>& work) override {

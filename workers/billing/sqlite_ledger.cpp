@@ -203,8 +203,14 @@ public:
         return store;
     }
 
-    Status Transaction(const std::function<Result<Outcome>(StoreSession&)>& work) override {
+    Status Transaction(const std::function<Result<Outcome>(StoreSession&)>& work, Durability durability) override {
         std::lock_guard<std::mutex> lock(m_mutex);
+        // synchronous applies to the connection's next commits; switched only when it changes.
+        const bool relaxed = durability == Durability::Relaxed;
+        if (relaxed != m_relaxed) {
+            SIGIL_TRY_STATUS(Exec(relaxed ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL", "durability"));
+            m_relaxed = relaxed;
+        }
         SIGIL_TRY_STATUS(Use(BEGIN).Run());
         // Rolls back on every path that does not commit, including an exception from `work`.
         struct RollbackUnlessCommitted {
@@ -429,6 +435,7 @@ private:
     Database m_db;  // declared first: closed after every statement is finalized
     std::array<Statement, SQL_COUNT> m_sql;
     std::mutex m_mutex;  // one connection: one transaction at a time
+    bool m_relaxed = false;  // the connection's synchronous setting is NORMAL (else FULL)
     std::chrono::milliseconds m_busy_timeout;
     std::chrono::steady_clock::time_point m_busy_since;
     std::minstd_rand m_jitter;

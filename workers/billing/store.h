@@ -87,6 +87,13 @@ public:
 // e.g. CreditOnce finding the credit id taken).
 enum class Outcome { Commit, Rollback };
 
+// How hard a commit waits for the disk. Full: the commit survives a power loss (credits, moves,
+// intents, idempotency answers: what a client was told it has). Relaxed: it survives the process and
+// the database server dying, but the last commits may be lost with the machine's power (SQLite
+// synchronous = NORMAL in WAL mode; PostgreSQL synchronous_commit = off): charges and settlements,
+// whose loss only ever favours the customer, and which sit on every run's path.
+enum class Durability { Full, Relaxed };
+
 class LedgerStore {
 public:
     virtual ~LedgerStore() = default;
@@ -95,7 +102,8 @@ public:
     // Commit, rolled back when it answers Rollback or an error. `work` may run twice (PostgreSQL
     // retries once on a fresh connection when the old one broke before COMMIT was sent), so it
     // must assign its outputs, not accumulate them.
-    virtual common::Status Transaction(const std::function<common::Result<Outcome>(StoreSession&)>& work) = 0;
+    virtual common::Status Transaction(const std::function<common::Result<Outcome>(StoreSession&)>& work,
+                                       Durability durability = Durability::Full) = 0;
 
     // Runs read-only `work`, each statement on its own (no transaction needed for one SELECT).
     virtual common::Status Read(const std::function<common::Status(StoreSession&)>& work) = 0;

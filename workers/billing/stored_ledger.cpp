@@ -164,7 +164,7 @@ public:
                       db.Append({customer, EntryKind::Charge, -cents, *balance - cents, reason, request_id, m_now()}));
             id = *entry;
             return Outcome::Commit;
-        });
+        }, Durability::Relaxed);
         if (!done) return done.error();
         return id;
     }
@@ -215,7 +215,7 @@ public:
             SIGIL_TRY_STATUS(db.InsertSettlement(settled));
             charged = settled.charged;
             return Outcome::Commit;
-        });
+        }, Durability::Relaxed);
         if (!done) return done.error();
         return charged;
     }
@@ -339,9 +339,9 @@ public:
 private:
     // The store's transaction and read, with any exception (allocation failure) turned into an
     // error: nothing escapes the Ledger interface.
-    Status Write(const std::function<Result<Outcome>(StoreSession&)>& work) {
+    Status Write(const std::function<Result<Outcome>(StoreSession&)>& work, Durability durability = Durability::Full) {
         try {
-            return m_store->Transaction(work);
+            return m_store->Transaction(work, durability);
         } catch (const std::exception& e) {
             return MakeError(ErrorKind::Internal, "ledger_error", std::string("ledger: ") + e.what());
         }
