@@ -58,14 +58,35 @@ pragma solidity 0.8.37;
 ///
 /// Events: one per state change; every account event has accountHash as its first indexed topic so
 /// the worker's cache can invalidate per account from logs.
+///
+/// Scale: every view reads a bounded amount of storage, whatever the account holds, so it answers
+/// within any node's eth_call gas cap.
+///  * Paged views (list*) return (page, total): items [offset, offset + page.length) in list order and
+///    the list's length. A page holds at most `size` (<= MAX_PAGE_SIZE) items and at most
+///    PAGE_WORD_BUDGET storage words of them (one item alone may exceed it), so it can be shorter than
+///    asked: continue at offset + page.length while that is below total.
+///  * Execution checks do not walk the account's groups: per CID, the groups listing it are chained
+///    (a doubly linked list from the account's cidHead[cid] through the groups' cidPos[cid] words), so
+///    canExecute reads only the groups listing the run's CID (a scoped key: only its own execute list,
+///    at most MAX_ITEMS_PER_CALL ids), and canExecuteAction for the owner is one read. Listing a CID
+///    costs one storage word more when the CID is new to the account (the head), a few thousand gas
+///    otherwise; removing a group unlinks each of its CIDs.
 contract AccountConfig {
     // ---- limits (keep gas bounded) ----
     uint256 public constant MAX_NAME_BYTES = 256;
     uint256 public constant MAX_DESCRIPTION_BYTES = 4096;
     uint256 public constant MAX_ITEMS_PER_CALL = 100;
     uint256 public constant MAX_GROUP_ITEMS = 256; // PKPs, and CIDs, per group
-    uint256 public constant MAX_GROUPS = 1024; // per account; canExecute may walk them all
+    uint256 public constant MAX_GROUPS = 1024; // per account
     uint256 public constant MAX_PAGE_SIZE = 100;
+    // Storage words one page view reads at most. At ~2,400 gas per cold word that is ~10M gas: under
+    // anvil's eth_call cap (the 30M block gas limit), geth's (50M) and EIP-7825's 2^24 per transaction.
+    // (A page of 100 full groups is ~65,000 words, ~160M gas in one call.)
+    uint256 public constant PAGE_WORD_BUDGET = 4096;
+    // Fields of a Group.cidPos word.
+    uint256 private constant CID_INDEX = 0;
+    uint256 private constant CID_NEXT = 64;
+    uint256 private constant CID_PREV = 128;
 
     uint8 public constant SCOPE_MANAGE_ACTIONS = 0;
     uint8 public constant SCOPE_ADD_PKP = 1;
@@ -156,7 +177,10 @@ contract AccountConfig {
         address[] pkps;
         mapping(address => uint256) pkpPos; // index + 1
         bytes32[] cids;
-        mapping(bytes32 => uint256) cidPos; // index + 1
+        // One word per listed CID (zero: not listed), so chaining it costs no extra storage word:
+        // bits 0-63 its index + 1 in cids; 64-127 and 128-191 the next and previous group ids in the
+        // account's chain of groups listing the CID (0: none).
+        mapping(bytes32 => uint256) cidPos;
     }
 
     struct ActionMeta {
@@ -191,6 +215,9 @@ contract AccountConfig {
         bytes32[] actionList;
         mapping(bytes32 => uint256) actionPos;
         mapping(bytes32 => ActionMeta) actions;
+        // CID -> id of the first live group listing it (0: none), the head of the chain the execution
+        // checks walk. Group ids count addGroup calls: 64 bits in the chain never run out.
+        mapping(bytes32 => uint256) cidHead;
     }
 
     // ---- view shapes ----
@@ -551,6 +578,7 @@ contract AccountConfig {
         (bool isOwner, UsageKey storage k) = _caller(a, accountHash, callerKeyHash);
         _checkText(name, description);
         if (a.groupList.length >= MAX_GROUPS) revert TooMany();
+        if (pkps.length > MAX_ITEMS_PER_CALL || cidHashes.length > MAX_ITEMS_PER_CALL) revert TooMany();
         groupId = ++a.lastGroupId;
         if (!isOwner) {
             // Creating a group pre-filled is creating it plus adding to it: each part needs its scope.
@@ -562,7 +590,8 @@ contract AccountConfig {
         g.exists = true;
         g.name = name;
         g.description = description;
-        _fillGroup(g, accountHash, pkps, cidHashes);
+        for (uint256 i = 0; i < pkps.length; i++) _addPkp(g, accountHash, pkps[i]);
+        for (uint256 i = 0; i < cidHashes.length; i++) _addCid(a, g, groupId, cidHashes[i]);
         _pushUint(a.groupList, a.groupPos, groupId);
         emit GroupAdded(accountHash, groupId);
     }
@@ -570,13 +599,18 @@ contract AccountConfig {
     function removeGroup(uint256 accountHash, uint256 callerKeyHash, uint256 groupId) external {
         Account storage a = _account(accountHash);
         _requireScope(a, accountHash, callerKeyHash, SCOPE_DELETE_GROUPS, 0);
-        _group(a, groupId);
-        // Ids are never reused, so the group's member lists can stay behind unreachable.
-        a.groups[groupId].exists = false;
+        Group storage g = _group(a, groupId);
+        // Ids are never reused, so the group's member lists can stay behind unreachable; only the CID
+        // chains must forget it (at most MAX_GROUP_ITEMS of them).
+        for (uint256 i = 0; i < g.cids.length; i++) _unlinkCid(a, g.cids[i], g.cidPos[g.cids[i]]);
+        g.exists = false;
         _removeUint(a.groupList, a.groupPos, groupId);
         emit GroupRemoved(accountHash, groupId);
     }
 
+    /// Replaces the name, the description and both member sets (sets: order is not kept). Members
+    /// already listed stay in place, so renaming a full group (MAX_GROUP_ITEMS of each) costs only
+    /// the membership reads; at most MAX_ITEMS_PER_CALL of each set may be new in one call.
     function updateGroup(
         uint256 accountHash,
         uint256 callerKeyHash,
@@ -590,29 +624,22 @@ contract AccountConfig {
         (bool isOwner, UsageKey storage k) = _caller(a, accountHash, callerKeyHash);
         Group storage g = _group(a, groupId);
         _checkText(name, description);
-        if (pkps.length > MAX_ITEMS_PER_CALL || cidHashes.length > MAX_ITEMS_PER_CALL) revert TooMany();
-        bool added;
-        uint256 kept;
-        for (uint256 i = 0; i < pkps.length; i++) {
-            if (g.pkpPos[pkps[i]] == 0) added = true;
-            else kept++;
+        if (pkps.length > MAX_GROUP_ITEMS || cidHashes.length > MAX_GROUP_ITEMS) revert TooMany();
+        // Bits of what changed: 1 a PKP added, 2 a PKP removed, 4 the CIDs or the text (the scopes
+        // addPkp, removePkp and manageActions).
+        uint256 changed = _replacePkps(g, accountHash, pkps) | _replaceCids(a, g, groupId, cidHashes);
+        if (!_sameText(g.name, name) || !_sameText(g.description, description)) {
+            changed |= 4;
+            g.name = name;
+            g.description = description;
         }
-        // A duplicate in pkps can inflate kept; _fillGroup then reverts with Duplicate anyway.
-        bool removed = kept < g.pkps.length;
-        bool actionsChanged = !_sameText(g.name, name) || !_sameText(g.description, description)
-            || !_sameCids(g, cidHashes);
         if (!isOwner) {
-            if (added) _requireGroupScope(k, SCOPE_ADD_PKP, groupId);
-            if (removed) _requireGroupScope(k, SCOPE_REMOVE_PKP, groupId);
-            if (actionsChanged) _requireGroupScope(k, SCOPE_MANAGE_ACTIONS, groupId);
+            if (changed & 1 != 0) _requireGroupScope(k, SCOPE_ADD_PKP, groupId);
+            if (changed & 2 != 0) _requireGroupScope(k, SCOPE_REMOVE_PKP, groupId);
+            if (changed & 4 != 0) _requireGroupScope(k, SCOPE_MANAGE_ACTIONS, groupId);
         }
         // Same members (as sets) and same text: a no-op the relay would otherwise pay for.
-        if (!added && !removed && !actionsChanged && pkps.length == g.pkps.length) revert NothingToChange();
-        while (g.pkps.length > 0) _removeAddress(g.pkps, g.pkpPos, g.pkps[g.pkps.length - 1]);
-        while (g.cids.length > 0) _removeBytes32(g.cids, g.cidPos, g.cids[g.cids.length - 1]);
-        g.name = name;
-        g.description = description;
-        _fillGroup(g, accountHash, pkps, cidHashes);
+        if (changed == 0) revert NothingToChange();
         emit GroupUpdated(accountHash, groupId);
     }
 
@@ -623,7 +650,7 @@ contract AccountConfig {
         if (cidHash == bytes32(0)) revert ZeroCid();
         if (g.cidPos[cidHash] != 0) revert AlreadyInGroup();
         if (g.cids.length >= MAX_GROUP_ITEMS) revert TooMany();
-        _pushBytes32(g.cids, g.cidPos, cidHash);
+        _addCid(a, g, groupId, cidHash);
         emit ActionAddedToGroup(accountHash, groupId, cidHash);
     }
 
@@ -633,8 +660,14 @@ contract AccountConfig {
         Account storage a = _account(accountHash);
         _requireScope(a, accountHash, callerKeyHash, SCOPE_MANAGE_ACTIONS, groupId);
         Group storage g = _group(a, groupId);
-        if (g.cidPos[cidHash] == 0) revert NotInGroup();
-        _removeBytes32(g.cids, g.cidPos, cidHash);
+        uint256 pos = g.cidPos[cidHash];
+        if (pos == 0) revert NotInGroup();
+        _unlinkCid(a, cidHash, pos);
+        uint256 i = _field(pos, CID_INDEX) - 1;
+        uint256 last = g.cids.length - 1;
+        if (i != last) _moveCid(g, last, i);
+        g.cids.pop();
+        delete g.cidPos[cidHash];
         emit ActionRemovedFromGroup(accountHash, groupId, cidHash);
     }
 
@@ -658,33 +691,125 @@ contract AccountConfig {
         emit PkpRemovedFromGroup(accountHash, groupId, pkp);
     }
 
-    function _fillGroup(Group storage g, uint256 accountHash, address[] calldata pkps, bytes32[] calldata cidHashes)
-        private
-    {
-        if (pkps.length > MAX_ITEMS_PER_CALL || cidHashes.length > MAX_ITEMS_PER_CALL) revert TooMany();
-        for (uint256 i = 0; i < pkps.length; i++) {
-            address p = pkps[i];
-            // A group may list only its own account's PKPs: no account reaches another's key material.
-            if (s_wallets[p].accountHash != accountHash) revert UnknownPkp(p);
-            if (g.pkpPos[p] != 0) revert Duplicate();
-            _pushAddress(g.pkps, g.pkpPos, p);
-        }
-        for (uint256 i = 0; i < cidHashes.length; i++) {
-            bytes32 c = cidHashes[i];
-            if (c == bytes32(0)) revert ZeroCid();
-            if (g.cidPos[c] != 0) revert Duplicate();
-            _pushBytes32(g.cids, g.cidPos, c);
-        }
+    function _addPkp(Group storage g, uint256 accountHash, address p) private {
+        // A group may list only its own account's PKPs: no account reaches another's key material.
+        if (s_wallets[p].accountHash != accountHash) revert UnknownPkp(p);
+        if (g.pkpPos[p] != 0) revert Duplicate();
+        _pushAddress(g.pkps, g.pkpPos, p);
     }
 
-    /// True iff cidHashes is exactly the group's CID set (assuming no duplicates in cidHashes; a
-    /// duplicate makes _fillGroup revert afterwards).
-    function _sameCids(Group storage g, bytes32[] calldata cidHashes) private view returns (bool) {
-        if (cidHashes.length != g.cids.length) return false;
-        for (uint256 i = 0; i < cidHashes.length; i++) {
-            if (g.cidPos[cidHashes[i]] == 0) return false;
+    /// Makes the group's PKP set exactly `next`: members listed in `next` are first gathered, in the
+    /// order of `next`, at the front of g.pkps; what is behind them is dropped; then the new ones (at
+    /// most MAX_ITEMS_PER_CALL) are appended. Returns updateGroup's change bits: 1 added, 2 removed.
+    function _replacePkps(Group storage g, uint256 accountHash, address[] calldata next)
+        private
+        returns (uint256 changed)
+    {
+        uint256 kept;
+        uint256 fresh;
+        for (uint256 i = 0; i < next.length; i++) {
+            uint256 pos = g.pkpPos[next[i]];
+            if (pos == 0) {
+                fresh++;
+                continue;
+            }
+            if (pos <= kept) revert Duplicate(); // already gathered
+            if (pos != kept + 1) {
+                address other = g.pkps[kept];
+                g.pkps[kept] = next[i];
+                g.pkps[pos - 1] = other;
+                g.pkpPos[other] = pos;
+                g.pkpPos[next[i]] = kept + 1;
+            }
+            kept++;
         }
-        return true;
+        if (fresh > MAX_ITEMS_PER_CALL) revert TooMany();
+        if (g.pkps.length > kept) changed = 2;
+        while (g.pkps.length > kept) {
+            delete g.pkpPos[g.pkps[g.pkps.length - 1]];
+            g.pkps.pop();
+        }
+        for (uint256 i = 0; i < next.length; i++) {
+            uint256 pos = g.pkpPos[next[i]];
+            if (pos > kept) revert Duplicate(); // appended by this loop already
+            if (pos == 0) _addPkp(g, accountHash, next[i]);
+        }
+        if (g.pkps.length > kept) changed |= 1;
+    }
+
+    /// _replacePkps for the CID set, keeping the CID chains. Returns 4 when the set changed.
+    function _replaceCids(Account storage a, Group storage g, uint256 groupId, bytes32[] calldata next)
+        private
+        returns (uint256 changed)
+    {
+        uint256 kept;
+        uint256 fresh;
+        for (uint256 i = 0; i < next.length; i++) {
+            uint256 pos = _field(g.cidPos[next[i]], CID_INDEX);
+            if (pos == 0) {
+                fresh++;
+                continue;
+            }
+            if (pos <= kept) revert Duplicate();
+            if (pos != kept + 1) _swapCids(g, pos - 1, kept);
+            kept++;
+        }
+        if (fresh > MAX_ITEMS_PER_CALL) revert TooMany();
+        if (g.cids.length > kept) changed = 4;
+        while (g.cids.length > kept) {
+            bytes32 c = g.cids[g.cids.length - 1];
+            _unlinkCid(a, c, g.cidPos[c]);
+            delete g.cidPos[c];
+            g.cids.pop();
+        }
+        for (uint256 i = 0; i < next.length; i++) {
+            uint256 pos = _field(g.cidPos[next[i]], CID_INDEX);
+            if (pos > kept) revert Duplicate();
+            if (pos == 0) _addCid(a, g, groupId, next[i]);
+        }
+        if (g.cids.length > kept) changed = 4;
+    }
+
+    /// Appends c to the group's CIDs and puts the group at the head of c's chain.
+    function _addCid(Account storage a, Group storage g, uint256 groupId, bytes32 c) private {
+        if (c == bytes32(0)) revert ZeroCid();
+        if (g.cidPos[c] != 0) revert Duplicate();
+        uint256 head = a.cidHead[c];
+        g.cids.push(c);
+        g.cidPos[c] = (g.cids.length << CID_INDEX) | (head << CID_NEXT);
+        if (head != 0) _setField(a.groups[head].cidPos, c, CID_PREV, groupId);
+        a.cidHead[c] = groupId;
+    }
+
+    /// Takes the group whose cidPos[c] word is `pos` out of c's chain (its own word is left as is).
+    function _unlinkCid(Account storage a, bytes32 c, uint256 pos) private {
+        uint256 next = _field(pos, CID_NEXT);
+        uint256 prev = _field(pos, CID_PREV);
+        if (prev == 0) a.cidHead[c] = next;
+        else _setField(a.groups[prev].cidPos, c, CID_NEXT, next);
+        if (next != 0) _setField(a.groups[next].cidPos, c, CID_PREV, prev);
+    }
+
+    function _field(uint256 word, uint256 shift) private pure returns (uint256) {
+        return (word >> shift) & type(uint64).max;
+    }
+
+    function _setField(mapping(bytes32 => uint256) storage pos, bytes32 c, uint256 shift, uint256 value) private {
+        pos[c] = (pos[c] & ~(uint256(type(uint64).max) << shift)) | (value << shift);
+    }
+
+    /// Moves g.cids[from] to g.cids[to] (overwriting it), keeping its chain links.
+    function _moveCid(Group storage g, uint256 from, uint256 to) private {
+        bytes32 c = g.cids[from];
+        g.cids[to] = c;
+        _setField(g.cidPos, c, CID_INDEX, to + 1);
+    }
+
+    function _swapCids(Group storage g, uint256 i, uint256 j) private {
+        bytes32 ci = g.cids[i];
+        _moveCid(g, j, i);
+        g.cids[j] = ci;
+        _setField(g.cidPos, ci, CID_INDEX, j + 1);
     }
 
     // =====================================================================================
@@ -967,7 +1092,17 @@ contract AccountConfig {
                 }
             }
         }
-        if (all) ids = a.groupList;
+        if (all) {
+            // Only the groups listing the CID, never the whole account (see the header: Scale).
+            uint256 id = a.cidHead[cidHash];
+            if (anyPkp) return id != 0;
+            while (id != 0) {
+                Group storage g = a.groups[id];
+                if (g.pkpPos[pkp] != 0) return true;
+                id = _field(g.cidPos[cidHash], CID_NEXT);
+            }
+            return false;
+        }
         for (uint256 i = 0; i < ids.length; i++) {
             Group storage g = a.groups[ids[i]];
             if (g.exists && g.cidPos[cidHash] != 0 && (anyPkp || g.pkpPos[pkp] != 0)) return true;
@@ -1031,34 +1166,55 @@ contract AccountConfig {
         return _group(s_accounts[accountHash], groupId).cids.length;
     }
 
-    /// Paged views: items [offset, offset + size) in list order; size is capped at MAX_PAGE_SIZE; an
-    /// offset past the end gives an empty page. Removal swaps the last item into the hole.
+    /// Paged views (see the header: Scale): (page, total) with page = items [offset, offset +
+    /// page.length) in list order, at most min(size, MAX_PAGE_SIZE) items and PAGE_WORD_BUDGET storage
+    /// words of them, at least one item when offset < total; total = the list's length; an offset past
+    /// the end gives an empty page. Removal swaps the last item into the hole.
     function listUsageKeys(uint256 accountHash, uint256 offset, uint256 size)
         external
         view
-        returns (UsageKeyView[] memory page)
+        returns (UsageKeyView[] memory page, uint256 total)
     {
-        uint256[] storage list = s_accounts[accountHash].keyList;
-        (uint256 start, uint256 n) = _window(list.length, offset, size);
-        page = new UsageKeyView[](n);
-        for (uint256 i = 0; i < n; i++) page[i] = getUsageKey(accountHash, list[start + i]);
+        Account storage a = s_accounts[accountHash];
+        uint256[] storage list = a.keyList;
+        total = list.length;
+        (uint256 start, uint256 n) = _window(total, offset, size);
+        uint256 words;
+        uint256 fit;
+        for (; fit < n; fit++) {
+            UsageKey storage k = a.keys[list[start + fit]];
+            words += 12 + _textWords(k.name) + _textWords(k.description);
+            for (uint256 s = 0; s <= SCOPE_EXECUTE; s++) words += k.groupScopes[s].length;
+            if (fit > 0 && words > PAGE_WORD_BUDGET) break;
+        }
+        page = new UsageKeyView[](fit);
+        for (uint256 i = 0; i < fit; i++) page[i] = getUsageKey(accountHash, list[start + i]);
     }
 
     function listGroups(uint256 accountHash, uint256 offset, uint256 size)
         external
         view
-        returns (GroupView[] memory page)
+        returns (GroupView[] memory page, uint256 total)
     {
-        uint256[] storage list = s_accounts[accountHash].groupList;
-        (uint256 start, uint256 n) = _window(list.length, offset, size);
-        page = new GroupView[](n);
-        for (uint256 i = 0; i < n; i++) page[i] = getGroup(accountHash, list[start + i]);
+        Account storage a = s_accounts[accountHash];
+        uint256[] storage list = a.groupList;
+        total = list.length;
+        (uint256 start, uint256 n) = _window(total, offset, size);
+        uint256 words;
+        uint256 fit;
+        for (; fit < n; fit++) {
+            Group storage g = a.groups[list[start + fit]];
+            words += 5 + _textWords(g.name) + _textWords(g.description) + g.pkps.length + g.cids.length;
+            if (fit > 0 && words > PAGE_WORD_BUDGET) break;
+        }
+        page = new GroupView[](fit);
+        for (uint256 i = 0; i < fit; i++) page[i] = getGroup(accountHash, list[start + i]);
     }
 
     function listWallets(uint256 accountHash, uint256 offset, uint256 size)
         external
         view
-        returns (WalletView[] memory)
+        returns (WalletView[] memory page, uint256 total)
     {
         return _walletPage(s_accounts[accountHash].walletList, offset, size);
     }
@@ -1066,7 +1222,7 @@ contract AccountConfig {
     function listWalletsInGroup(uint256 accountHash, uint256 groupId, uint256 offset, uint256 size)
         external
         view
-        returns (WalletView[] memory)
+        returns (WalletView[] memory page, uint256 total)
     {
         return _walletPage(_group(s_accounts[accountHash], groupId).pkps, offset, size);
     }
@@ -1074,7 +1230,7 @@ contract AccountConfig {
     function listActions(uint256 accountHash, uint256 offset, uint256 size)
         external
         view
-        returns (ActionView[] memory)
+        returns (ActionView[] memory page, uint256 total)
     {
         return _actionPage(accountHash, s_accounts[accountHash].actionList, offset, size);
     }
@@ -1083,7 +1239,7 @@ contract AccountConfig {
     function listActionsInGroup(uint256 accountHash, uint256 groupId, uint256 offset, uint256 size)
         external
         view
-        returns (ActionView[] memory)
+        returns (ActionView[] memory page, uint256 total)
     {
         return _actionPage(accountHash, _group(s_accounts[accountHash], groupId).cids, offset, size);
     }
@@ -1091,21 +1247,45 @@ contract AccountConfig {
     function _walletPage(address[] storage list, uint256 offset, uint256 size)
         private
         view
-        returns (WalletView[] memory page)
+        returns (WalletView[] memory page, uint256 total)
     {
-        (uint256 start, uint256 n) = _window(list.length, offset, size);
-        page = new WalletView[](n);
-        for (uint256 i = 0; i < n; i++) (, page[i]) = getWallet(list[start + i]);
+        total = list.length;
+        (uint256 start, uint256 n) = _window(total, offset, size);
+        uint256 words;
+        uint256 fit;
+        for (; fit < n; fit++) {
+            Wallet storage w = s_wallets[list[start + fit]];
+            words += 5 + _textWords(w.name) + _textWords(w.description);
+            if (fit > 0 && words > PAGE_WORD_BUDGET) break;
+        }
+        page = new WalletView[](fit);
+        for (uint256 i = 0; i < fit; i++) (, page[i]) = getWallet(list[start + i]);
     }
 
     function _actionPage(uint256 accountHash, bytes32[] storage list, uint256 offset, uint256 size)
         private
         view
-        returns (ActionView[] memory page)
+        returns (ActionView[] memory page, uint256 total)
     {
-        (uint256 start, uint256 n) = _window(list.length, offset, size);
-        page = new ActionView[](n);
-        for (uint256 i = 0; i < n; i++) page[i] = getAction(accountHash, list[start + i]);
+        total = list.length;
+        (uint256 start, uint256 n) = _window(total, offset, size);
+        mapping(bytes32 => ActionMeta) storage actions = s_accounts[accountHash].actions;
+        uint256 words;
+        uint256 fit;
+        for (; fit < n; fit++) {
+            ActionMeta storage m = actions[list[start + fit]];
+            words += 3 + _textWords(m.name) + _textWords(m.description);
+            if (fit > 0 && words > PAGE_WORD_BUDGET) break;
+        }
+        page = new ActionView[](fit);
+        for (uint256 i = 0; i < fit; i++) page[i] = getAction(accountHash, list[start + i]);
+    }
+
+    /// Storage words a string occupies: its length word (which holds a short string itself) plus the
+    /// data words of a long one.
+    function _textWords(string storage text) private view returns (uint256) {
+        uint256 n = bytes(text).length;
+        return n < 32 ? 1 : 1 + (n + 31) / 32;
     }
 
     function _window(uint256 length, uint256 offset, uint256 size) private pure returns (uint256 start, uint256 n) {

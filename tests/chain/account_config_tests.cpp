@@ -76,6 +76,7 @@ class AccountConfigTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testWriteThatChangesNothingIsAConflict);
     CPPUNIT_TEST(testDirectWriteVisibleWithinFiveSeconds);
     CPPUNIT_TEST(testListsPageAndCarryFields);
+    CPPUNIT_TEST(testPageLargerThanOneViewCallIsAssembled);
     CPPUNIT_TEST(testErrorTableMatchesCompiledAbi);
     CPPUNIT_TEST_SUITE_END();
 
@@ -494,6 +495,35 @@ public:
         auto payers = C().GetApiPayers();
         CPPUNIT_ASSERT(payers.ok() && !payers->empty());
         CPPUNIT_ASSERT(std::find(payers->begin(), payers->end(), m_stack->signer.Address()) != payers->end());
+    }
+
+    void testPageLargerThanOneViewCallIsAssembled() {
+        // A group with a 4096-byte description is 135 storage words: one view call (PAGE_WORD_BUDGET
+        // 4096 words) holds 30 of them, so pages of 35 take two calls and must still come back whole.
+        const Uint256 a = NewAccount();
+        const int kGroups = 40;
+        for (int i = 1; i <= kGroups; ++i) {
+            std::string description = "group " + std::to_string(i) + " ";
+            description.resize(4096, '.');
+            auto g = C().AddGroup(a, a, "g" + std::to_string(i), description, {}, {});
+            CPPUNIT_ASSERT_MESSAGE(g.ok() ? "" : g.error().message, g.ok());
+        }
+        auto p0 = C().ListGroups(a, Page{0, 35});
+        auto p1 = C().ListGroups(a, Page{1, 35});
+        auto p2 = C().ListGroups(a, Page{2, 35});
+        CPPUNIT_ASSERT_MESSAGE(p0.ok() ? "" : p0.error().message, p0.ok());
+        CPPUNIT_ASSERT_EQUAL(std::size_t{35}, p0->size());
+        CPPUNIT_ASSERT_EQUAL(std::size_t{5}, p1->size());
+        CPPUNIT_ASSERT(p2->empty());
+        std::uint64_t want = 1;
+        for (const auto* page : {&*p0, &*p1}) {
+            for (const auto& g : *page) {
+                CPPUNIT_ASSERT_EQUAL(want, g.id);
+                CPPUNIT_ASSERT_EQUAL("g" + std::to_string(want), g.name);
+                CPPUNIT_ASSERT_EQUAL(std::size_t{4096}, g.description.size());
+                ++want;
+            }
+        }
     }
 
     void testErrorTableMatchesCompiledAbi() {

@@ -254,11 +254,12 @@ describe('AccountConfig groups, PKPs and actions', () => {
     await send(chain.payer.updateActionMetadata(h, m.hash, a, 'n2', 'd2'));
     await reverts(chain.payer.updateActionMetadata(h, k.hash, a, 'n3', 'd3'), 'MissingScope');
     await reverts(chain.payer.updateActionMetadata(h, h, cid('nope'), 'n', 'd'), 'UnknownAction');
-    const list = await chain.deployer.listActions(h, 0, 10);
+    const { page: list, total } = await chain.deployer.listActions(h, 0, 10);
+    assert.equal(total, 1n);
     assert.deepEqual(list.map((x) => [x.cidHash, x.name, x.description]), [[a, 'n2', 'd2']]);
     // Group listings carry the metadata when there is some.
     const g = await group(acct, [], [a, cid('bare')]);
-    const inGroup = await chain.deployer.listActionsInGroup(h, g, 0, 10);
+    const [inGroup] = await chain.deployer.listActionsInGroup(h, g, 0, 10);
     assert.deepEqual(inGroup.map((x) => [x.cidHash, x.name]), [[a, 'n2'], [cid('bare'), '']]);
     await reverts(chain.payer.deleteAction(h, k.hash, a), 'MissingScope');
     await send(chain.payer.deleteAction(h, m.hash, a));
@@ -276,17 +277,19 @@ describe('AccountConfig groups, PKPs and actions', () => {
     for (let i = 0; i < 4; i++) ids.push(await group(acct, pkps.slice(0, i + 1), [cid(`p${i}`)]));
     assert.equal(await chain.deployer.groupCount(h), 4n);
     await send(chain.payer.removeGroup(h, h, ids[1]));
-    const groups = [...(await chain.deployer.listGroups(h, 0, 2)), ...(await chain.deployer.listGroups(h, 2, 2))];
+    const groups = [...(await chain.deployer.listGroups(h, 0, 2)).page, ...(await chain.deployer.listGroups(h, 2, 2)).page];
+    assert.equal((await chain.deployer.listGroups(h, 0, 2)).total, 3n);
     assert.deepEqual(groups.map((x) => x.id).sort(), [ids[0], ids[2], ids[3]].sort());
     const g3 = groups.find((x) => x.id === ids[3]);
     assert.deepEqual([...g3.pkps], pkps);
-    const wallets = await chain.deployer.listWallets(h, 1, 2);
+    const [wallets, walletTotal] = await chain.deployer.listWallets(h, 1, 2);
+    assert.equal(walletTotal, BigInt(pkps.length));
     assert.deepEqual(wallets.map((w) => w.wallet), pkps.slice(1, 3));
     await send(chain.payer.removePkpFromGroup(h, h, ids[3], pkps[0]));
-    const inGroup = await chain.deployer.listWalletsInGroup(h, ids[3], 0, 10);
+    const [inGroup] = await chain.deployer.listWalletsInGroup(h, ids[3], 0, 10);
     assert.deepEqual(inGroup.map((w) => w.wallet).sort(), pkps.slice(1).sort());
     assert.equal(await chain.deployer.groupWalletCount(h, ids[3]), 3n);
-    assert.equal((await chain.deployer.listWalletsInGroup(h, ids[3], 3, 10)).length, 0);
+    assert.equal((await chain.deployer.listWalletsInGroup(h, ids[3], 3, 10)).page.length, 0);
     await reverts(chain.deployer.listWalletsInGroup(h, ids[1], 0, 10), 'UnknownGroup', [ids[1]]);
   });
 });

@@ -116,19 +116,20 @@ describe('AccountConfig usage keys', () => {
       keys.push(k.hash);
       await send(chain.payer.relaySetUsageApiKey(acct.hash, acct.hash, k.hash, ...perms({ name: `k${i}` })));
     }
-    const page0 = await chain.deployer.listUsageKeys(acct.hash, 0, 2);
-    const page2 = await chain.deployer.listUsageKeys(acct.hash, 4, 2);
+    const [page0, total] = await chain.deployer.listUsageKeys(acct.hash, 0, 2);
+    const [page2] = await chain.deployer.listUsageKeys(acct.hash, 4, 2);
+    assert.equal(total, 5n);
     assert.deepEqual(page0.map((v) => v.name), ['k0', 'k1']);
     assert.deepEqual(page2.map((v) => v.name), ['k4']);
-    assert.equal((await chain.deployer.listUsageKeys(acct.hash, 5, 2)).length, 0);
-    assert.equal((await chain.deployer.listUsageKeys(acct.hash, 0, 1000)).length, 5);
+    assert.equal((await chain.deployer.listUsageKeys(acct.hash, 5, 2)).page.length, 0);
+    assert.equal((await chain.deployer.listUsageKeys(acct.hash, 0, 1000)).page.length, 5);
     await send(chain.payer.removeUsageApiKey(acct.hash, acct.hash, keys[1]));
     await send(chain.payer.removeUsageApiKey(acct.hash, acct.hash, keys[4]));
-    const rest = await chain.deployer.listUsageKeys(acct.hash, 0, 10);
+    const [rest] = await chain.deployer.listUsageKeys(acct.hash, 0, 10);
     assert.deepEqual(rest.map((v) => v.name).sort(), ['k0', 'k2', 'k3']);
     assert.equal(await chain.deployer.usageKeyCount(acct.hash), 3n);
     await send(chain.payer.removeUsageApiKey(acct.hash, acct.hash, rest[0].keyHash));
-    assert.deepEqual((await chain.deployer.listUsageKeys(acct.hash, 0, 10)).map((v) => v.name).sort(),
+    assert.deepEqual((await chain.deployer.listUsageKeys(acct.hash, 0, 10)).page.map((v) => v.name).sort(),
       rest.slice(1).map((v) => v.name).sort());
   });
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <ctime>
+#include <iterator>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 #include "common/keccak.h"
@@ -186,18 +188,16 @@ common::Result<ActionRecord> ToAction(const AbiValue& t) {
 }
 
 template <typename T, typename F>
-common::Result<std::vector<T>> MapList(const common::Result<AbiValue>& array, F convert) {
-    if (!array.ok()) return array.error();
+common::Result<std::vector<T>> MapList(const common::Result<std::vector<AbiValue>>& items, F convert) {
+    if (!items.ok()) return items.error();
     std::vector<T> out;
-    for (const auto& item : array->items) {
+    out.reserve(items->size());
+    for (const auto& item : *items) {
         SIGIL_TRY(r, convert(item));
         out.push_back(std::move(r).value());
     }
     return out;
 }
-
-AbiValue Offset(Page p) { return U64(p.number * p.size); }
-AbiValue Size(Page p) { return U64(p.size); }
 
 }  // namespace
 
@@ -333,17 +333,38 @@ common::Result<GroupRecord> AccountConfigClient::GetGroup(const Uint256& account
     return ToGroup((*v)[0]);
 }
 
-common::Result<AbiValue> AccountConfigClient::ReadPage(std::string_view function, std::string_view item_tuple,
-                                                       std::vector<AbiValue> args, Page p) {
-    // Every paged view takes uint256 scope arguments, then (offset, size), and returns item_tuple[].
+common::Result<std::vector<AbiValue>> AccountConfigClient::ReadPage(std::string_view function,
+                                                                    std::string_view item_tuple,
+                                                                    std::vector<AbiValue> args, Page p) {
+    // Every paged view takes uint256 scope arguments, then (offset, size), and returns
+    // (item_tuple[] page, uint256 total). The contract bounds the storage one view call reads
+    // (PAGE_WORD_BUDGET), so a view page may be shorter than asked: the API page is assembled from as
+    // many calls as it takes, each within any node's eth_call gas cap. The calls are separate reads,
+    // so a write landing between two of them may shift the items like one landing between two pages.
     std::string signature(function);
     signature += '(';
     for (std::size_t i = 0; i < args.size(); ++i) signature += "uint256,";
     signature += "uint256,uint256)";
-    args.push_back(Offset(p));
-    args.push_back(Size(p));
-    SIGIL_TRY(v, Read(signature, std::string(item_tuple) + "[]", std::move(args)));
-    return std::move((*v)[0]);
+    const std::string outputs = std::string(item_tuple) + "[],uint256";
+    args.push_back(U64(0));
+    args.push_back(U64(0));
+    std::vector<AbiValue> items;
+    std::uint64_t offset = p.number * p.size;
+    // Each call either returns at least one item or ends the page, so this takes at most p.size calls.
+    while (items.size() < p.size) {
+        const std::uint64_t wanted = p.size - items.size();
+        args[args.size() - 2] = U64(offset);
+        args[args.size() - 1] = U64(wanted);
+        SIGIL_TRY(v, Read(signature, outputs, args));
+        auto& got = (*v)[0].items;
+        const std::optional<std::uint64_t> total = (*v)[1].word.ToUint64();
+        if (got.size() > wanted) return BadReturn();
+        if (got.empty()) break;
+        offset += got.size();
+        std::move(got.begin(), got.end(), std::back_inserter(items));
+        if (!total || offset >= *total) break;
+    }
+    return items;
 }
 
 common::Result<std::vector<UsageKeyRecord>> AccountConfigClient::ListUsageKeys(const Uint256& account_hash, Page p) {

@@ -169,10 +169,10 @@ private:
     common::Result<std::vector<common::AbiValue>> Read(std::string_view signature, std::string_view output_types,
                                                        std::vector<common::AbiValue> args, bool fresh = false);
     common::Result<Receipt> Write(std::string_view signature, std::vector<common::AbiValue> args);
-    // One paged view: `function`'s uint256 arguments `args`, then the page's (offset, size); answers
-    // the returned array of `item_tuple`.
-    common::Result<common::AbiValue> ReadPage(std::string_view function, std::string_view item_tuple,
-                                              std::vector<common::AbiValue> args, Page page);
+    // One API page of a paged view: `function`'s uint256 arguments `args`, then (offset, size), as
+    // many calls as the contract's per-call storage budget takes; answers the items (`item_tuple`s).
+    common::Result<std::vector<common::AbiValue>> ReadPage(std::string_view function, std::string_view item_tuple,
+                                                           std::vector<common::AbiValue> args, Page page);
 
     common::Address20 m_contract;
     CachedReader& m_reader;
