@@ -32,7 +32,8 @@
 //   --treasury defaults to anvil's dev account 9.
 //   The config file is JSON: {rpc_url, chain_id, contract_address, governance_address, token_address,
 //   payments_address, treasury_address, api_payers, admin_payer, anvil_pid (null for deploy)};
-//   deployment.json (with --state) holds the five contract/treasury addresses.
+//   deployment.json (with --state) holds the five contract/treasury addresses and the hash of the AccountConfig
+//   bytecode deployed: a saved AccountConfig built from other source is replaced by a fresh deployment.
 //
 // Module (used by tests/contract): startAnvil, deployAccountConfig, deployAppGovernance, deployPayments,
 // loadArtifacts, DEV_MNEMONIC, devWallet, TREASURY_DEV_ACCOUNT.
@@ -286,7 +287,16 @@ async function deployToNode(rpcUrl, opts, anvilPid, stateDir = null) {
     console.error(`devchain: no ${what} at the saved address ${address}; deploying a new one`);
     return null;
   };
-  const existing = await stillThere('AccountConfig', saved.contract_address);
+  // A saved AccountConfig built from other source (an older checkout) speaks another ABI: the workers
+  // would fail every call on it. Deploy the current one instead; the old contract's accounts stay on
+  // the chain but this stack no longer uses them.
+  const codeHash = ethers.keccak256(artifacts.bytecode);
+  let existing = await stillThere('AccountConfig', saved.contract_address);
+  if (existing && saved.account_config_code_hash !== codeHash) {
+    console.error(`devchain: the saved AccountConfig at ${existing} was built from other source; deploying the current one ` +
+      '(accounts, keys and groups on the old contract are not carried over)');
+    existing = null;
+  }
   const { address } = await deployAccountConfig({ deployer, artifacts, apiPayers, adminPayer, existing });
   const { address: governanceAddress } = await deployAppGovernance({
     deployer, artifacts: governanceArtifacts, composeHashes,
@@ -299,6 +309,7 @@ async function deployToNode(rpcUrl, opts, anvilPid, stateDir = null) {
   });
   const addresses = {
     contract_address: address,
+    account_config_code_hash: codeHash,
     governance_address: governanceAddress,
     token_address: billing.tokenAddress,
     payments_address: billing.paymentsAddress,
