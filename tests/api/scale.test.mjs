@@ -12,7 +12,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import {
-  startStack, ethers, assertError, assertOk, newAccount, createWallet, keccakText, accountConfigAbi, eventually,
+  startStack, ethers, assertError, assertOk, newAccount, createWallet, keccakText, accountConfigAbi, eventually, chainRpc,
+  sendBurst,
 } from './stack.mjs';
 
 const GROUPS = 1000;
@@ -28,51 +29,9 @@ const s = {}; // what the account holds, in list order
 
 // ---- chain writes ----------------------------------------------------------------------------
 
-async function rpc(method, params) {
-  const res = await fetch(stack.rpcUrl, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const j = await res.json();
-  if (j.error) throw new Error(`${method}: ${JSON.stringify(j.error)}`);
-  return j.result;
-}
-
-/// Sends the contract calls [fn, args, gasLimit] from the admin wallet, in order (one sender's nonces),
-/// as one burst mined in one block: automine off, the block gas limit raised to the burst's total for
-/// that block, then both restored. Sent one at a time with automine they took minutes; sent faster than
-/// automine mines them they have left anvil 1.7 mining empty blocks forever; and anvil_mine drops (not
-/// delays) what does not fit its block. Nothing else writes meanwhile: the setup is the only sender.
-async function sendAll(calls) {
-  let nonce = Number(await rpc('eth_getTransactionCount', [admin.address, 'pending']));
-  const raws = [];
-  let total = 1_000_000n;
-  for (const [fn, args, gas] of calls) {
-    raws.push(await admin.signTransaction({
-      to: stack.contract, data: iface.encodeFunctionData(fn, args), nonce: nonce++, chainId: stack.chainId, type: 2,
-      gasLimit: gas, maxFeePerGas: 50_000_000_000n, maxPriorityFeePerGas: 1n,
-    }));
-    total += gas;
-  }
-  const blockGasLimit = (await rpc('eth_getBlockByNumber', ['latest', false])).gasLimit;
-  const hashes = [];
-  await rpc('evm_setAutomine', [false]);
-  try {
-    await rpc('evm_setBlockGasLimit', ['0x' + total.toString(16)]);
-    for (let i = 0; i < raws.length; i += 100) {
-      hashes.push(...(await Promise.all(raws.slice(i, i + 100).map((raw) => rpc('eth_sendRawTransaction', [raw])))));
-    }
-    await rpc('anvil_mine', ['0x1']);
-  } finally {
-    await rpc('evm_setBlockGasLimit', [blockGasLimit]);
-    await rpc('evm_setAutomine', [true]);
-    await rpc('anvil_mine', ['0x1']); // so the latest block has the usual limit again
-  }
-  for (let i = 0; i < hashes.length; i += 100) {
-    const receipts = await Promise.all(hashes.slice(i, i + 100).map((h) => rpc('eth_getTransactionReceipt', [h])));
-    receipts.forEach((r, j) => assert.equal(r?.status, '0x1', `${calls[i + j][0]} #${i + j} failed`));
-  }
-}
+const rpc = (method, params) => chainRpc(stack, method, params);
+// The admin wallet's calls as bursts mined one block each (stack.mjs's sendBurst).
+const sendAll = (calls) => sendBurst(stack, admin, iface, calls);
 
 const randomPath = () => BigInt('0x' + randomBytes(32).toString('hex'));
 const hex32 = (v) => '0x' + v.toString(16).padStart(64, '0');

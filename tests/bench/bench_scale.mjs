@@ -19,7 +19,7 @@
 // failure aborts.
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import { startStack, ethers, newAccount, createWallet, keccakText, accountConfigAbi } from '../api/stack.mjs';
+import { startStack, ethers, newAccount, createWallet, keccakText, accountConfigAbi, chainRpc, sendBurst } from '../api/stack.mjs';
 
 function arg(name, fallback) {
   const i = process.argv.indexOf(`--${name}`);
@@ -43,53 +43,10 @@ const f = (x, w = 8) => x.toFixed(2).padStart(w);
 const stack = await startStack({ workers: WORKERS, chainOptions: [`cache_ttl_ms = ${CACHE_TTL_MS}`] });
 const iface = new ethers.Interface(accountConfigAbi());
 
-async function rpc(method, params) {
-  const res = await fetch(stack.rpcUrl, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const j = await res.json();
-  if (j.error) throw new Error(`${method}: ${JSON.stringify(j.error)}`);
-  return j.result;
-}
+const rpc = (method, params) => chainRpc(stack, method, params);
 
-/// The contract calls [fn, args, gasLimit] from `wallet` as bursts mined one block each (automine off,
-/// the block gas limit raised for that block): see sendAll in tests/api/scale.test.mjs.
-async function sendAll(wallet, calls) {
-  for (let start = 0; start < calls.length; start += 4000) {
-    const part = calls.slice(start, start + 4000);
-    let nonce = Number(await rpc('eth_getTransactionCount', [wallet.address, 'pending']));
-    const raws = [];
-    let total = 1_000_000n;
-    for (const [fn, args, gas] of part) {
-      raws.push(await wallet.signTransaction({
-        to: stack.contract, data: iface.encodeFunctionData(fn, args), nonce: nonce++, chainId: stack.chainId, type: 2,
-        gasLimit: gas, maxFeePerGas: 50_000_000_000n, maxPriorityFeePerGas: 1n,
-      }));
-      total += gas;
-    }
-    const blockGasLimit = (await rpc('eth_getBlockByNumber', ['latest', false])).gasLimit;
-    const hashes = [];
-    await rpc('evm_setAutomine', [false]);
-    try {
-      await rpc('evm_setBlockGasLimit', ['0x' + total.toString(16)]);
-      for (let i = 0; i < raws.length; i += 100) {
-        hashes.push(...(await Promise.all(raws.slice(i, i + 100).map((raw) => rpc('eth_sendRawTransaction', [raw])))));
-      }
-      await rpc('anvil_mine', ['0x1']);
-    } finally {
-      await rpc('evm_setBlockGasLimit', [blockGasLimit]);
-      await rpc('evm_setAutomine', [true]);
-      await rpc('anvil_mine', ['0x1']);
-    }
-    for (let i = 0; i < hashes.length; i += 200) {
-      const receipts = await Promise.all(hashes.slice(i, i + 200).map((h) => rpc('eth_getTransactionReceipt', [h])));
-      receipts.forEach((r, j) => {
-        if (r?.status !== '0x1') throw new Error(`${part[i + j][0]} #${start + i + j} failed`);
-      });
-    }
-  }
-}
+/// The contract calls [fn, args, gasLimit] from `wallet` as bursts mined one block each (stack.mjs's sendBurst).
+const sendAll = (wallet, calls) => sendBurst(stack, wallet, iface, calls);
 
 /// A new account whose admin wallet (the owner key's secret) can write directly.
 async function account(name) {
