@@ -172,6 +172,26 @@ test('100 concurrent runs against a balance for 10 never overdraw: exactly 10 ru
   assert.equal(await balanceOf(key), 0);
 });
 
+test('a usage key\'s on-chain balance caps what it spends: 402 spend_cap_reached, other keys unaffected', async () => {
+  const { key: owner, group } = await runnableAccount('capped');
+  const capped = assertOk(await stack.request('POST', 'add_usage_api_key', { key: owner, body: {
+    name: 'capped', description: '', balance: 2 * RUN_PRICE, can_create_groups: false, can_delete_groups: false,
+    can_create_pkps: false, manage_ipfs_ids_in_groups: [], add_pkp_to_groups: [], remove_pkp_from_groups: [],
+    execute_in_groups: [Number(group)] } })).usage_api_key;
+  const code = 'async function main() { return "ran"; }';
+  // Enough credit on the account that only the key's cap can refuse.
+  const intent = assertOk(await stack.request('POST', 'billing/create_payment_intent', { key: owner, body: { amount_cents: 500 } }));
+  await pay(intent);
+  assertOk(await stack.request('POST', 'billing/confirm_payment', { key: owner, body: { payment_intent_id: intent.payment_intent_id } }));
+  const before = await balanceOf(owner);
+  assertOk(await stack.request('POST', 'sigil_action', { key: capped, body: { code } }));
+  assertOk(await stack.request('POST', 'sigil_action', { key: capped, body: { code } }));
+  assertError(await stack.request('POST', 'sigil_action', { key: capped, body: { code } }), 402, 'spend_cap_reached');
+  assert.equal(await balanceOf(owner), before - 2 * RUN_PRICE, 'the refused run charged nothing');
+  // The account's own key is not held to the usage key's cap.
+  assertOk(await stack.request('POST', 'sigil_action', { key: owner, body: { code } }));
+});
+
 test('Idempotency-Key: a retried write returns the first answer, runs once and is charged once', async () => {
   const { api_key: key } = await newAccount(stack, 'idempotent');
   const body = { group_name: 'once', group_description: 'retried' };

@@ -155,6 +155,26 @@ Result<HttpResponse> ConfirmPayment(billing::Billing* b, Service& service, Reque
                                  BalanceMembers(*balance) + "}");
 }
 
+// Who spends for a charge: a usage key (its hash, and its on-chain balance as the cap: 0 = none), or
+// the account's master key (no cap).
+struct Spender {
+    std::string id;
+    Cents limit = 0;
+};
+
+// Caps above this are no cap (the ledger's amounts stay far from overflow).
+constexpr Cents MAX_SPEND_CAP_CENTS = 1'000'000'000'000;
+
+Result<Spender> SpenderOf(Service& service, const Caller& caller) {
+    if (caller.is_owner) return Spender{};
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(key, (*reader)->GetUsageKey(caller.account_hash, caller.key_hash));
+    const auto cap = key->balance.ToUint64();
+    Spender s{common::HexEncode(caller.key_hash.Word(), true), 0};
+    if (cap && *cap <= static_cast<std::uint64_t>(MAX_SPEND_CAP_CENTS)) s.limit = static_cast<Cents>(*cap);
+    return s;
+}
+
 bool IsRelayedWrite(const Route& r) {
     if (r.auth == AuthRequirement::None) return false;
     if (r.path == "/core/v1/sigil_action" || r.path.rfind(BILLING_PREFIX, 0) == 0) return false;
@@ -198,8 +218,10 @@ Handler Charged(Service& service, billing::Billing* b, const Route& route, Handl
     return [&service, b, inner, conversion, path](RequestContext& ctx) -> Result<HttpResponse> {
         const Caller& caller = CallerOf(ctx);
         SIGIL_TRY(customer, b->CustomerOf(caller.account_hash));
+        SIGIL_TRY(spender, SpenderOf(service, caller));
         SIGIL_TRY(ledger, b->Store());
-        SIGIL_TRY(hold, (*ledger)->Charge(*customer, b->settings().write_price_cents, "write:" + path, ctx.request.request_id));
+        SIGIL_TRY(hold, (*ledger)->Charge(*customer, b->settings().write_price_cents, "write:" + path, ctx.request.request_id,
+                                          spender->id, spender->limit));
         auto result = inner(ctx);
         const bool ok = result.ok() && result->status >= 200 && result->status < 300;
         if (!ok) {
@@ -218,7 +240,6 @@ Handler Charged(Service& service, billing::Billing* b, const Route& route, Handl
                 }
             }
         }
-        (void)service;
         return result;
     };
 }
@@ -314,7 +335,6 @@ void ApplyWriteLayers(Router& router, Service& service, BillingContext context) 
 
 Result<RunCharge> RunCharge::Begin(BillingContext context, Service& service, const Caller& caller,
                                    const std::string& request_id) {
-    (void)service;
     RunCharge charge(context);
     billing::Billing* b = context.billing;
     const std::uint32_t cap = b != nullptr ? b->settings().max_concurrent_runs_per_key : 0;
@@ -329,8 +349,10 @@ Result<RunCharge> RunCharge::Begin(BillingContext context, Service& service, con
     }
     if (b == nullptr || !b->enabled()) return charge;
     SIGIL_TRY(customer, b->CustomerOf(caller.account_hash));
+    SIGIL_TRY(spender, SpenderOf(service, caller));
     SIGIL_TRY(ledger, b->Store());
-    SIGIL_TRY(hold, (*ledger)->Charge(*customer, b->settings().run_second_price_cents, "run:hold", request_id));
+    SIGIL_TRY(hold, (*ledger)->Charge(*customer, b->settings().run_second_price_cents, "run:hold", request_id,
+                                      spender->id, spender->limit));
     charge.m_hold = *hold;
     return charge;
 }

@@ -38,6 +38,7 @@ void AddBillingRoutes(Router& router, Service& service, BillingContext context);
 // Wraps the routes registered so far:
 //  * every relayed write (an authenticated POST other than sigil_action and billing, and GET create_wallet)
 //    holds [billing] write_price_cents from the caller's account before it runs (402 insufficient_credit,
+//    or 402 spend_cap_reached when a usage key's on-chain balance, its spend cap, would be passed;
 //    nothing done) and keeps it only if the write succeeded (2xx);
 //  * every authenticated POST accepts Idempotency-Key (1..255 printable characters): the first answer
 //    (below 500) is stored for 24 h and replayed for the same key and body (Idempotent-Replayed: true),
@@ -50,7 +51,8 @@ void ApplyWriteLayers(Router& router, Service& service, BillingContext context);
 // destroying it unsettled refunds the hold (the run never started, or the service broke it).
 class RunCharge {
 public:
-    // Errors: PaymentRequired "insufficient_credit", Overloaded "too_many_runs" (the key's cap), the
+    // Errors: PaymentRequired "insufficient_credit" or "spend_cap_reached" (a usage key's on-chain
+    // balance caps what it spends), Overloaded "too_many_runs" (the key's concurrent-runs cap), the
     // chain's and the ledger's Unavailable errors. Nothing is held when it fails.
     static common::Result<RunCharge> Begin(BillingContext context, Service& service, const Caller& caller,
                                            const std::string& request_id);

@@ -68,9 +68,14 @@ public:
                                             const std::string& reason, const std::string& request_id) = 0;
 
     // Debits `cents` (>= 0) if the balance covers it, in one transaction; answers the entry's id.
-    // Errors: PaymentRequired "insufficient_credit" (the balance is below `cents`; nothing written).
+    // `spender` (a usage key's hash, "" for none) is recorded with the charge and its settlement; with
+    // `spender_limit` > 0 the charge is refused when the spender's charges would pass it (a usage
+    // key's on-chain balance is its spend cap), checked in the same transaction.
+    // Errors: PaymentRequired "insufficient_credit" (the balance is below `cents`) or
+    // "spend_cap_reached"; nothing written.
     virtual common::Result<std::int64_t> Charge(const std::string& customer, Cents cents, const std::string& reason,
-                                                const std::string& request_id) = 0;
+                                                const std::string& request_id, const std::string& spender = {},
+                                                Cents spender_limit = 0) = 0;
 
     // Settles an earlier Charge (a run's hold for its first second) at `actual` cents: refunds
     // hold - actual when less, debits the rest when more but never below a zero balance (what the

@@ -38,6 +38,19 @@ constexpr const char* SCHEMA[] = {
     " balance_after bigint NOT NULL CHECK (balance_after >= 0), reason text NOT NULL,"
     " request_id text NOT NULL, at_ms bigint NOT NULL)",
     "CREATE INDEX IF NOT EXISTS entries_customer_id ON entries (customer, id)",
+    // Ledgers made before entries had a spender gain the column (its default is every old row's).
+    // Only when missing: ALTER TABLE and CREATE INDEX lock the table against every charge in flight
+    // (and a waiting exclusive lock queues the charges behind it), so an Open beside running workers
+    // must not ask for them when there is nothing to do.
+    R"sql(DO $do$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+                 WHERE table_schema = current_schema() AND table_name = 'entries' AND column_name = 'spender') THEN
+    ALTER TABLE entries ADD COLUMN spender text NOT NULL DEFAULT '';
+  END IF;
+  IF to_regclass('entries_customer_spender') IS NULL THEN
+    CREATE INDEX entries_customer_spender ON entries (customer, spender);
+  END IF;
+END $do$)sql",
     R"sql(DO $do$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'entries_append_only' AND tgrelid = 'entries'::regclass) THEN
     CREATE OR REPLACE FUNCTION sigil_ledger_append_only() RETURNS trigger LANGUAGE plpgsql AS
@@ -162,16 +175,23 @@ public:
         return common::Success();
     }
 
+    Result<Cents> SpentBy(const std::string& customer, const std::string& spender) override {
+        SIGIL_TRY(r, Exec("SELECT COALESCE(-SUM(delta), 0) FROM entries WHERE customer = $1 AND spender = $2 "
+                          "AND kind IN ('charge', 'settle')",
+                          {customer, spender}));
+        return PQntuples(r->get()) > 0 ? Int(r->get(), 0, 0) : Cents{0};
+    }
+
     Result<Cents> Balance(const std::string& customer) override {
         SIGIL_TRY(r, Exec("SELECT balance_after FROM entries WHERE customer = $1 ORDER BY id DESC LIMIT 1", {customer}));
         return PQntuples(r->get()) > 0 ? Int(r->get(), 0, 0) : Cents{0};
     }
 
     Result<std::int64_t> Append(const NewEntry& e) override {
-        SIGIL_TRY(r, Exec("INSERT INTO entries (customer, kind, delta, balance_after, reason, request_id, at_ms) "
-                          "VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+        SIGIL_TRY(r, Exec("INSERT INTO entries (customer, kind, delta, balance_after, reason, request_id, at_ms, spender) "
+                          "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
                           {e.customer, std::string(EntryKindName(e.kind)), Str(e.delta), Str(e.balance_after), e.reason,
-                           e.request_id, Str(e.at_ms)}));
+                           e.request_id, Str(e.at_ms), e.spender}));
         return Int(r->get(), 0, 0);
     }
 
@@ -189,11 +209,11 @@ public:
     }
 
     Result<std::optional<EntryHead>> FindEntry(std::int64_t id) override {
-        SIGIL_TRY(r, Exec("SELECT customer, kind, delta FROM entries WHERE id = $1", {Str(id)}));
+        SIGIL_TRY(r, Exec("SELECT customer, kind, delta, spender FROM entries WHERE id = $1", {Str(id)}));
         if (PQntuples(r->get()) == 0) return std::optional<EntryHead>();
         const auto kind = ParseEntryKind(Text(r->get(), 0, 1));
         if (!kind) return MakeError(ErrorKind::Internal, "ledger_error", "entry " + Str(id) + " has an unknown kind");
-        return std::optional<EntryHead>(EntryHead{Text(r->get(), 0, 0), *kind, Int(r->get(), 0, 2)});
+        return std::optional<EntryHead>(EntryHead{Text(r->get(), 0, 0), *kind, Int(r->get(), 0, 2), Text(r->get(), 0, 3)});
     }
 
     Result<bool> HasCredit(const std::string& credit_id) override {

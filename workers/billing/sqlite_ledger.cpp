@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS entries (
   balance_after INTEGER NOT NULL CHECK (balance_after >= 0),
   reason TEXT NOT NULL,
   request_id TEXT NOT NULL,
-  at_ms INTEGER NOT NULL
+  at_ms INTEGER NOT NULL,
+  spender TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS entries_customer_id ON entries (customer, id);
 CREATE TRIGGER IF NOT EXISTS entries_no_update BEFORE UPDATE ON entries
@@ -79,7 +80,7 @@ CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_ms);
 enum Sql {
     BEGIN, COMMIT, ROLLBACK, BALANCE, APPEND, ENTRIES, FIND_ENTRY, HAS_CREDIT, INSERT_CREDIT, FIND_SETTLEMENT,
     INSERT_SETTLEMENT, FIND_INTENT, INSERT_INTENT, MARK_CREDITED, EXPIRE_ANSWERS, FIND_ANSWER, INSERT_ANSWER,
-    FINISH_ANSWER, RELEASE_ANSWER, SQL_COUNT
+    FINISH_ANSWER, RELEASE_ANSWER, SPENT_BY, SQL_COUNT
 };
 
 constexpr std::array<const char*, SQL_COUNT> SQL_TEXT = {
@@ -87,11 +88,11 @@ constexpr std::array<const char*, SQL_COUNT> SQL_TEXT = {
     "COMMIT",
     "ROLLBACK",
     "SELECT balance_after FROM entries WHERE customer = ?1 ORDER BY id DESC LIMIT 1",
-    "INSERT INTO entries (customer, kind, delta, balance_after, reason, request_id, at_ms) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    "INSERT INTO entries (customer, kind, delta, balance_after, reason, request_id, at_ms, spender) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     "SELECT id, customer, delta, balance_after, reason, request_id, at_ms FROM entries "
     "WHERE customer = ?1 ORDER BY id DESC LIMIT ?2",
-    "SELECT customer, kind, delta FROM entries WHERE id = ?1",
+    "SELECT customer, kind, delta, spender FROM entries WHERE id = ?1",
     "SELECT 1 FROM credits WHERE credit_id = ?1",
     "INSERT INTO credits (credit_id, entry_id) VALUES (?1, ?2) ON CONFLICT (credit_id) DO NOTHING",
     "SELECT actual, charged, entry_id FROM settlements WHERE charge_id = ?1",
@@ -107,6 +108,7 @@ constexpr std::array<const char*, SQL_COUNT> SQL_TEXT = {
     "ON CONFLICT (scope) DO NOTHING",
     "UPDATE idempotency SET status = ?2, body = ?3 WHERE scope = ?1 AND status = 0",
     "DELETE FROM idempotency WHERE scope = ?1 AND status = 0",
+    "SELECT COALESCE(-SUM(delta), 0) FROM entries WHERE customer = ?1 AND spender = ?2 AND kind IN ('charge', 'settle')",
 };
 
 // Locking, I/O and file problems are the store being unavailable (502, retry later); anything else
@@ -272,12 +274,35 @@ private:
             RollbackIfOpen();
             return s.error();
         }
+        // Ledgers made before entries had a spender gain the column (its default is every old row's).
+        if (auto has = HasColumn("entries", "spender"); !has.ok() || !*has) {
+            if (auto s = Exec("ALTER TABLE entries ADD COLUMN spender TEXT NOT NULL DEFAULT ''", "schema of " + path); !s) {
+                RollbackIfOpen();
+                return s.error();
+            }
+        }
+        if (auto s = Exec("CREATE INDEX IF NOT EXISTS entries_customer_spender ON entries (customer, spender)",
+                          "schema of " + path); !s) {
+            RollbackIfOpen();
+            return s.error();
+        }
         if (auto s = Exec("COMMIT", "schema of " + path); !s) {
             RollbackIfOpen();
             return s.error();
         }
         for (int i = 0; i < SQL_COUNT; ++i) SIGIL_TRY_STATUS(Prepare(SQL_TEXT[i], m_sql[i]));
         return common::Success();
+    }
+
+    Result<bool> HasColumn(const char* table, const char* column) {
+        Statement info;
+        SIGIL_TRY_STATUS(Prepare((std::string("PRAGMA table_info(") + table + ")").c_str(), info));
+        Query q(m_db.get(), info.get());
+        for (;;) {
+            SIGIL_TRY(row, q.Step());
+            if (!*row) return false;
+            if (q.Text(1) == column) return true;
+        }
     }
 
     Status Exec(const char* sql, const std::string& what) {
@@ -304,6 +329,13 @@ private:
     // StoreSession: BEGIN IMMEDIATE already holds the database's write lock.
     Status Lock(const std::string&) override { return common::Success(); }
 
+    Result<Cents> SpentBy(const std::string& customer, const std::string& spender) override {
+        Query q = Use(SPENT_BY);
+        q.Bind(1, customer).Bind(2, spender);
+        SIGIL_TRY(row, q.Step());
+        return *row ? q.Int(0) : Cents{0};
+    }
+
     Result<Cents> Balance(const std::string& customer) override {
         Query q = Use(BALANCE);
         q.Bind(1, customer);
@@ -314,7 +346,7 @@ private:
     Result<std::int64_t> Append(const NewEntry& e) override {
         Query q = Use(APPEND);
         q.Bind(1, e.customer).Bind(2, std::string(EntryKindName(e.kind))).Bind(3, e.delta).Bind(4, e.balance_after);
-        q.Bind(5, e.reason).Bind(6, e.request_id).Bind(7, e.at_ms);
+        q.Bind(5, e.reason).Bind(6, e.request_id).Bind(7, e.at_ms).Bind(8, e.spender);
         SIGIL_TRY_STATUS(q.Run());
         return static_cast<std::int64_t>(sqlite3_last_insert_rowid(m_db.get()));
     }
@@ -338,7 +370,7 @@ private:
         if (!*row) return std::optional<EntryHead>();
         const auto kind = ParseEntryKind(q.Text(1));
         if (!kind) return MakeError(ErrorKind::Internal, "ledger_error", "entry " + std::to_string(id) + " has an unknown kind");
-        return std::optional<EntryHead>(EntryHead{q.Text(0), *kind, q.Int(2)});
+        return std::optional<EntryHead>(EntryHead{q.Text(0), *kind, q.Int(2), q.Text(3)});
     }
 
     Result<bool> HasCredit(const std::string& credit_id) override {

@@ -30,6 +30,7 @@ struct NewEntry {
     std::string reason;
     std::string request_id;
     std::int64_t at_ms = 0;
+    std::string spender;  // the usage key that spent (a charge or its settlement), "" for none
 };
 
 // The part of an entry Settle needs to check its hold.
@@ -37,6 +38,7 @@ struct EntryHead {
     std::string customer;
     EntryKind kind = EntryKind::Charge;
     Cents delta = 0;
+    std::string spender;
 };
 
 // A settled hold: Settle runs once per charge; a repeat with the same `actual` answers `charged`.
@@ -58,6 +60,8 @@ public:
     virtual common::Status Lock(const std::string& key) = 0;
 
     virtual common::Result<Cents> Balance(const std::string& customer) = 0;
+    // What `spender` has spent from `customer`: minus the sum of its charges and settlements.
+    virtual common::Result<Cents> SpentBy(const std::string& customer, const std::string& spender) = 0;
     virtual common::Result<std::int64_t> Append(const NewEntry& entry) = 0;  // answers the entry id
     virtual common::Result<std::vector<LedgerEntry>> Entries(const std::string& customer, std::size_t limit) = 0;
     virtual common::Result<std::optional<EntryHead>> FindEntry(std::int64_t id) = 0;

@@ -147,10 +147,13 @@ public:
     }
 
     Result<std::int64_t> Charge(const std::string& customer, Cents cents, const std::string& reason,
-                                const std::string& request_id) override {
+                                const std::string& request_id, const std::string& spender,
+                                Cents spender_limit) override {
         SIGIL_TRY_STATUS(CheckCustomer(customer));
         SIGIL_TRY_STATUS(CheckCents("cents", cents, 0));
         SIGIL_TRY_STATUS(CheckEntryText(reason, request_id));
+        SIGIL_TRY_STATUS(CheckText("spender", spender, 0, 100));
+        SIGIL_TRY_STATUS(CheckCents("spender_limit", spender_limit, 0));
         std::int64_t id = 0;
         const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
             SIGIL_TRY_STATUS(db.Lock(customer));
@@ -160,8 +163,16 @@ public:
                                  "the balance (" + std::to_string(*balance) + " cents) is below the price (" +
                                      std::to_string(cents) + " cents)");
             }
-            SIGIL_TRY(entry,
-                      db.Append({customer, EntryKind::Charge, -cents, *balance - cents, reason, request_id, m_now()}));
+            if (!spender.empty() && spender_limit > 0) {
+                SIGIL_TRY(spent, db.SpentBy(customer, spender));
+                if (*spent + cents > spender_limit) {
+                    return MakeError(ErrorKind::PaymentRequired, "spend_cap_reached",
+                                     "this key has spent " + std::to_string(*spent) + " of its " +
+                                         std::to_string(spender_limit) + " cents; the price is " + std::to_string(cents));
+                }
+            }
+            SIGIL_TRY(entry, db.Append({customer, EntryKind::Charge, -cents, *balance - cents, reason, request_id,
+                                        m_now(), spender}));
             id = *entry;
             return Outcome::Commit;
         }, Durability::Relaxed);
@@ -208,7 +219,7 @@ public:
             }
             if (delta != 0) {
                 SIGIL_TRY(after, AddToBalance(*balance, delta));
-                SIGIL_TRY(entry, db.Append({hold.customer, EntryKind::Settle, delta, *after, reason, "", m_now()}));
+                SIGIL_TRY(entry, db.Append({hold.customer, EntryKind::Settle, delta, *after, reason, "", m_now(), hold.spender}));
                 settled.entry_id = *entry;
             }
             settled.charged = held - delta;

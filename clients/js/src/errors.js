@@ -99,6 +99,7 @@ export const ErrorCode = Object.freeze({
   // billing (DESIGN.md section 9)
   INSUFFICIENT_CREDIT: 'insufficient_credit',               // 402
   PAYMENT_NOT_COMPLETED: 'payment_not_completed',           // 402, confirm_payment before the payment is done
+  SPEND_CAP_REACHED: 'spend_cap_reached',                   // 402, the usage key's on-chain balance is spent
   PAYMENT_ALREADY_CREDITED: 'payment_already_credited',     // 409
   UNKNOWN_PAYMENT_INTENT: 'unknown_payment_intent',         // 404 (also another account's)
   INVALID_AMOUNT: 'invalid_amount',                         // 400, amount_cents below 500 or not an integer

@@ -89,6 +89,7 @@ class LedgerContractTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testNewCustomerHasZeroBalance);
     CPPUNIT_TEST(testCreditOnceCreditsOnce);
     CPPUNIT_TEST(testChargeRefusesWhenShortAndWritesNothing);
+    CPPUNIT_TEST(testSpenderCapCountsChargesAndSettlements);
     CPPUNIT_TEST(testSettleRefundsChargesExtraOrNothing);
     CPPUNIT_TEST(testSettleClampsExtraAtZeroBalance);
     CPPUNIT_TEST(testSettleOnlyChargesAndOnlyOnce);
@@ -163,6 +164,29 @@ public:
         CPPUNIT_ASSERT(*free > *id);
         ExpectError(l->Charge(A, 1, "write:add_group", "r4"), ErrorKind::PaymentRequired, "insufficient_credit");
         CPPUNIT_ASSERT_EQUAL(std::size_t{3}, l->Entries(A, 10)->size());
+    }
+
+    void testSpenderCapCountsChargesAndSettlements() {
+        auto l = OpenLedger();
+        ExpectOk(l->CreditOnce(A, "c1", 100, "starter", ""));
+        const std::string key = "0x" + std::string(64, 'a');
+        const std::string other = "0x" + std::string(64, 'b');
+        // A cap of 10: two charges of 4 fit, a third does not (and writes nothing).
+        ExpectOk(l->Charge(A, 4, "write:add_group", "r1", key, 10));
+        auto hold = l->Charge(A, 4, "run:hold", "r2", key, 10);
+        ExpectOk(hold);
+        ExpectError(l->Charge(A, 4, "write:add_group", "r3", key, 10), ErrorKind::PaymentRequired, "spend_cap_reached");
+        CPPUNIT_ASSERT_EQUAL(Cents{92}, *l->Balance(A));
+        // A refund at settlement is the spender's again.
+        ExpectOk(l->Settle(*hold, 1, "run:settle"));
+        ExpectOk(l->Charge(A, 4, "write:add_group", "r4", key, 10));
+        ExpectError(l->Charge(A, 2, "write:add_group", "r5", key, 10), ErrorKind::PaymentRequired, "spend_cap_reached");
+        // Another key, the master key (no spender) and a cap of 0 (none) are not held to it.
+        ExpectOk(l->Charge(A, 8, "write:add_group", "r6", other, 10));
+        ExpectOk(l->Charge(A, 30, "write:add_group", "r7"));
+        ExpectOk(l->Charge(A, 20, "write:add_group", "r8", key, 0));
+        CPPUNIT_ASSERT_EQUAL(Cents{100 - 4 - 1 - 4 - 8 - 30 - 20}, *l->Balance(A));
+        ExpectError(l->Charge(A, 1, "write:x", "r9", std::string(101, 'k'), 10), ErrorKind::InvalidInput, "invalid_spender");
     }
 
     void testSettleRefundsChargesExtraOrNothing() {
@@ -528,6 +552,7 @@ protected:
 
 class SqliteLedgerTests : public LedgerContractTests {
     CPPUNIT_TEST_SUB_SUITE(SqliteLedgerTests, LedgerContractTests);
+    CPPUNIT_TEST(testOpensALedgerMadeBeforeSpenders);
     CPPUNIT_TEST_SUITE_END();
 
 public:
@@ -540,6 +565,28 @@ public:
     void tearDown() override {
         std::error_code ec;
         std::filesystem::remove_all(m_dir, ec);
+    }
+
+    // A ledger file whose entries table predates the spender column keeps its rows and gains the column.
+    void testOpensALedgerMadeBeforeSpenders() {
+        sqlite3* raw = nullptr;
+        CPPUNIT_ASSERT_EQUAL(SQLITE_OK, sqlite3_open(m_path.c_str(), &raw));
+        const char* old_schema =
+            "CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, customer TEXT NOT NULL, kind TEXT NOT NULL,"
+            " delta INTEGER NOT NULL, balance_after INTEGER NOT NULL CHECK (balance_after >= 0), reason TEXT NOT NULL,"
+            " request_id TEXT NOT NULL, at_ms INTEGER NOT NULL);"
+            "INSERT INTO entries (customer, kind, delta, balance_after, reason, request_id, at_ms)"
+            " VALUES ('0x00000000000000000000000000000000000a11ce', 'credit', 30, 30, 'starter', '', 1);";
+        CPPUNIT_ASSERT_EQUAL(SQLITE_OK, sqlite3_exec(raw, old_schema, nullptr, nullptr, nullptr));
+        sqlite3_close(raw);
+        auto l = OpenLedger();
+        CPPUNIT_ASSERT_EQUAL(Cents{30}, *l->Balance(A));
+        ExpectOk(l->Charge(A, 5, "write:add_group", "r1", "0x" + std::string(64, 'c'), 8));
+        ExpectError(l->Charge(A, 5, "write:add_group", "r2", "0x" + std::string(64, 'c'), 8), ErrorKind::PaymentRequired,
+                    "spend_cap_reached");
+        CPPUNIT_ASSERT_EQUAL(Cents{25}, *l->Balance(A));
+        auto again = OpenLedger();  // a second Open finds the column there
+        CPPUNIT_ASSERT_EQUAL(Cents{25}, *again->Balance(A));
     }
 
     std::unique_ptr<Ledger> OpenLedger() override {
