@@ -20,7 +20,6 @@ using common::MakeError;
 using common::Result;
 using common::Uint256;
 
-std::string WordHex(const Uint256& v) { return common::HexEncode(v.Word(), true); }
 
 // A freshly drawn key: its text goes to the client once (in the response body); only its
 // keccak256 is kept on chain. The worker's copy wipes itself.

@@ -4,7 +4,9 @@
 
 #include <string>
 
+#include "common/hex.h"
 #include "common/result.h"
+#include "common/uint256.h"
 #include "workers/api/auth.h"
 #include "workers/api/billing.h"
 #include "workers/http/router.h"
@@ -30,6 +32,11 @@ void AddRunRoutes(Router& router, Service& service, ActionRunner* runner, Billin
 
 // The caller an authenticated route's handler runs for.
 inline const Caller& CallerOf(const RequestContext& ctx) { return std::any_cast<const Caller&>(ctx.auth); }
+
+// 0x + 64 lower-case hex of a uint256 (ids, key and account hashes on the wire).
+inline std::string WordHex(const common::Uint256& v) { return common::HexEncode(v.Word(), true); }
+// 0x + 40 lower-case hex of an address.
+inline std::string AddressHex(const common::Address20& a) { return common::HexEncode(a, true); }
 
 // {"success":true}: the answer of every write without other data.
 HttpResponse SuccessResponse();

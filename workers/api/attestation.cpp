@@ -31,10 +31,10 @@ struct AttestationState {
     std::optional<Cached> info;
 };
 
-HttpResponse AgentFailure(const common::Error& error) {
+HttpResponse AgentFailure(const evidence::AgentClient& agent, const common::Error& error) {
     // The detail (socket, curl's words) is for the operator's log; the caller learns the kind.
     common::LogWarn("attestation: " + error.message);
-    const bool none = error.message.rfind("no TEE guest agent", 0) == 0;
+    const bool none = agent.options().socket_path.empty();
     HttpResponse r = ErrorResponse(503, "attestation_unavailable",
                                    none ? "no TEE guest agent is configured on this instance"
                                         : error.code == "attestation_timeout"
@@ -69,12 +69,12 @@ common::Result<HttpResponse> Attestation(AttestationState& state, RequestContext
                              "nonce must be hex (0x optional) of 1 to 64 bytes");
         }
         auto quote = state.agent.GetQuote(*nonce);
-        if (!quote.ok()) return AgentFailure(quote.error());
+        if (!quote.ok()) return AgentFailure(state.agent, quote.error());
         return JsonResponse(200, std::move(quote).value());
     }
     const common::Bytes zeros(evidence::REPORT_DATA_BYTES, 0);
     auto quote = CachedOrAsk(state.quote, state.cache_ms, [&] { return state.agent.GetQuote(zeros); });
-    if (!quote.ok()) return AgentFailure(quote.error());
+    if (!quote.ok()) return AgentFailure(state.agent, quote.error());
     return JsonResponse(200, std::move(quote).value());
 }
 
@@ -110,7 +110,7 @@ void AddAttestationRoutes(Router& router, const AttestationSettings& settings) {
     router.Add({"GET", "/info", AuthRequirement::None, BodyKind::None,
                 [state](RequestContext&) -> common::Result<HttpResponse> {
                     auto info = CachedOrAsk(state->info, state->cache_ms, [&] { return InfoWithTcbObject(state->agent); });
-                    if (!info.ok()) return AgentFailure(info.error());
+                    if (!info.ok()) return AgentFailure(state->agent, info.error());
                     return JsonResponse(200, std::move(info).value());
                 },
                 "TEE app info relayed from the guest agent: app_id, compose_hash, tcb_info (app_compose, measurements)",

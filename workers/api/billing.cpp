@@ -65,7 +65,7 @@ Result<Uint256> BillingAccount(Service& service, const HttpRequest& request) {
     SIGIL_TRY(account, (*reader)->AccountOfAdmin(verified->signer));
     if (account->IsZero()) {
         return MakeError(ErrorKind::NotFound, "unknown_account",
-                         "the signer " + common::HexEncode(verified->signer, true) + " administers no account");
+                         "the signer " + AddressHex(verified->signer) + " administers no account");
     }
     return *account;
 }
@@ -170,7 +170,7 @@ Result<Spender> SpenderOf(Service& service, const Caller& caller) {
     SIGIL_TRY(reader, service.Reader());
     SIGIL_TRY(key, (*reader)->GetUsageKey(caller.account_hash, caller.key_hash));
     const auto cap = key->balance.ToUint64();
-    Spender s{common::HexEncode(caller.key_hash.Word(), true), 0};
+    Spender s{WordHex(caller.key_hash), 0};
     if (cap && *cap <= static_cast<std::uint64_t>(MAX_SPEND_CAP_CENTS)) s.limit = static_cast<Cents>(*cap);
     return s;
 }
@@ -267,7 +267,7 @@ Handler Idempotent(billing::Billing* b, Handler inner) {
         }
         SIGIL_TRY(ledger, b->Store());
         const Caller& caller = CallerOf(ctx);
-        const std::string scope = common::HexEncode(caller.account_hash.Word(), true) + ":" + *key;
+        const std::string scope = WordHex(caller.account_hash) + ":" + *key;
         const std::string hash =
             common::HexEncode(common::Sha256Hash(ctx.request.method + " " + ctx.request.path + "\n" + ctx.request.body));
         SIGIL_TRY(existing, (*ledger)->Claim(scope, hash));

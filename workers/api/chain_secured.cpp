@@ -22,8 +22,6 @@ using common::MakeError;
 using common::Result;
 using common::Uint256;
 
-std::string WordHex(const Uint256& v) { return common::HexEncode(v.Word(), true); }
-std::string AddressHex(const common::Address20& a) { return common::HexEncode(a, true); }
 
 // A signature is 0x + 130 hex; anything far longer is refused here before it is copied around.
 constexpr std::size_t MAX_SIGNATURE_CHARS = 256;

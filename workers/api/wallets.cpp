@@ -16,8 +16,6 @@ using common::MakeError;
 using common::Result;
 using common::Uint256;
 
-std::string WordHex(const Uint256& v) { return common::HexEncode(v.Word(), true); }
-std::string AddressHex(const common::Address20& a) { return common::HexEncode(a, true); }
 
 // The derivation path doubles as the item id: it is the wallet's 32-byte on-chain key.
 std::string WalletItem(const WalletRecord& w) {
