@@ -28,6 +28,10 @@ struct Error {
     ErrorKind kind = ErrorKind::Internal;
     std::string code;     // snake_case machine code, e.g. "invalid_hex"
     std::string message;  // human text; never contains secrets
+    // A write that broadcast its transaction and then failed (its receipt did not arrive in time,
+    // the node went away): the transaction's 0x-hash, so the outcome can still be followed up.
+    // Empty otherwise.
+    std::string tx_hash;
 };
 
 inline Error MakeError(ErrorKind kind, std::string code, std::string message) {

@@ -124,9 +124,9 @@ Result<HttpResponse> NewAccount(Service& service, RequestContext& ctx) {
     SIGIL_TRY(contract, service.Contract());
     common::Address20 wallet{};
     const DrawnKey key = DrawAccountKey(&wallet);
-    if (auto st = (*contract)->NewAccount(key.hash, wallet); !st.ok()) return st.error();
-    return JsonResponse(200, "{\"api_key\":" + common::JsonQuote(key.text.text()) + ",\"wallet_address\":" +
-                                 common::JsonQuote(common::HexEncode(wallet, true)) + "}");
+    return MintedAnswer((*contract)->NewAccount(key.hash, wallet),
+                        "\"api_key\":" + common::JsonQuote(key.text.text()) +
+                            ",\"wallet_address\":" + common::JsonQuote(common::HexEncode(wallet, true)));
 }
 
 Result<HttpResponse> AccountExists(Service& service, RequestContext& ctx) {
@@ -154,8 +154,7 @@ Result<HttpResponse> AddUsageKey(Service& service, RequestContext& ctx) {
     const DrawnKey key = DrawUsageKey();
     auto st = (*contract)->SetUsageApiKey(caller.account_hash, caller.key_hash, key.hash, *expiration,
                                           Uint256::FromUint64(*balance), *name, *description, *permissions);
-    if (!st.ok()) return st.error();
-    return JsonResponse(200, "{\"success\":true,\"usage_api_key\":" + common::JsonQuote(key.text.text()) + "}");
+    return MintedAnswer(st, "\"success\":true,\"usage_api_key\":" + common::JsonQuote(key.text.text()));
 }
 
 Result<HttpResponse> UpdateUsageKey(Service& service, RequestContext& ctx) {
@@ -227,13 +226,14 @@ void AddAccountRoutes(Router& router, Service& service) {
     const std::string tag = "accounts";
     router.Add({"POST", "/core/v1/new_account", AuthRequirement::None, BodyKind::OptionalJson, bind(NewAccount),
                 "Create an account: a new master API key (returned once) and its owner wallet", tag, ApiSchema("accounts.json#/NewAccountRequest"),
-                ApiSchema("accounts.json#/NewAccountResponse")});
+                ApiSchema("accounts.json#/NewAccountResponse"), /*may_answer_pending=*/true});
     router.Add({"GET", "/core/v1/account_exists", AuthRequirement::None, BodyKind::None, bind(AccountExists),
                 "Whether the API key sent in the header belongs to an account (401 only when none is sent)", tag, "",
                 ApiSchema("accounts.json#/AccountExistsResponse")});
     router.Add({"POST", "/core/v1/add_usage_api_key", AuthRequirement::AccountOwner, BodyKind::Json, bind(AddUsageKey),
                 "Create a usage API key with the given permissions (master key only; the value is returned once)", tag,
-                ApiSchema("accounts.json#/AddUsageKeyRequest"), ApiSchema("accounts.json#/AddUsageKeyResponse")});
+                ApiSchema("accounts.json#/AddUsageKeyRequest"), ApiSchema("accounts.json#/AddUsageKeyResponse"),
+                /*may_answer_pending=*/true});
     router.Add({"POST", "/core/v1/update_usage_api_key", AuthRequirement::AccountOwner, BodyKind::Json,
                 bind(UpdateUsageKey), "Replace every permission of a usage API key (master key only)", tag,
                 ApiSchema("accounts.json#/UpdateUsageKeyRequest"), ApiSchema("common.json#/Success")});

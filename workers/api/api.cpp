@@ -1,8 +1,16 @@
 #include "workers/api/api.h"
 
+#include "common/json.h"
+
 namespace sigil::workers {
 
 HttpResponse SuccessResponse() { return JsonResponse(200, R"({"success":true})"); }
+
+common::Result<HttpResponse> MintedAnswer(const common::Status& write, const std::string& members) {
+    if (write.ok()) return JsonResponse(200, "{" + members + "}");
+    if (write.error().tx_hash.empty()) return write.error();
+    return JsonResponse(202, "{" + members + ",\"pending\":true,\"tx_hash\":" + common::JsonQuote(write.error().tx_hash) + "}");
+}
 
 void AddApiRoutes(Router& router, Service& service, ActionRunner* runner, BillingContext billing) {
     router.SetAuthenticator(MakeAuthenticator(service));

@@ -41,4 +41,12 @@ inline std::string AddressHex(const common::Address20& a) { return common::HexEn
 // {"success":true}: the answer of every write without other data.
 HttpResponse SuccessResponse();
 
+// The answer of a write that mints something the client must keep (a secret, a wallet): 200 with
+// the JSON object members `members` when its transaction is mined; when the transaction was
+// broadcast but its outcome is unknown (the receipt timed out, the node went away), 202 with the
+// same members plus "pending":true and "tx_hash", so nothing minted is ever lost: it takes effect
+// once that transaction is mined (a retry with the same Idempotency-Key then answers 200, or 409
+// tx_reverted). Any other failure passes through.
+common::Result<HttpResponse> MintedAnswer(const common::Status& write, const std::string& members);
+
 }  // namespace sigil::workers

@@ -196,7 +196,9 @@ Handler WithStarterCredit(billing::Billing* b, Handler inner) {
     return [b, inner](RequestContext& ctx) -> Result<HttpResponse> {
         auto result = inner(ctx);
         const Cents starter = b->settings().starter_credit_cents;
-        if (!result.ok() || result->status != 200 || starter <= 0) return result;
+        // A 202 (broadcast, unconfirmed) gets it too: the account exists once mined, and a wallet
+        // minted for an account that never comes to be holds credit nobody can spend.
+        if (!result.ok() || (result->status != 200 && result->status != 202) || starter <= 0) return result;
         const std::string customer = NewAccountWallet(*result);
         if (customer.empty()) return result;
         auto ledger = b->Store();
@@ -252,8 +254,46 @@ bool ValidIdempotencyKey(const std::string& key) {
     return true;
 }
 
-Handler Idempotent(billing::Billing* b, Handler inner) {
-    return [b, inner](RequestContext& ctx) -> Result<HttpResponse> {
+// The transaction a stored answer still waits for: a 202 (a minted answer, pending) carries it as
+// "tx_hash", a 5xx error as "error.tx_hash". Empty for every settled answer.
+std::string PendingTxOf(const billing::StoredAnswer& answer) {
+    if (answer.status != 202 && answer.status < 500) return {};
+    rapidjson::Document doc;
+    doc.Parse(answer.body.data(), answer.body.size());
+    if (doc.HasParseError() || !doc.IsObject()) return {};
+    const rapidjson::Value* holder = &doc;
+    if (answer.status != 202) {
+        auto e = doc.FindMember("error");
+        if (e == doc.MemberEnd() || !e->value.IsObject()) return {};
+        holder = &e->value;
+    }
+    auto tx = holder->FindMember("tx_hash");
+    return tx != holder->MemberEnd() && tx->value.IsString() ? std::string(tx->value.GetString()) : std::string();
+}
+
+// A pending 202 answer once its transaction is mined: the same members without "pending" and "tx_hash".
+std::string SettledBody(const std::string& pending_body) {
+    rapidjson::Document doc;
+    doc.Parse(pending_body.data(), pending_body.size());
+    if (doc.HasParseError() || !doc.IsObject()) return pending_body;
+    doc.RemoveMember("pending");
+    doc.RemoveMember("tx_hash");
+    return common::JsonSerialize(doc);
+}
+
+HttpResponse Replayed(int status, const std::string& body) {
+    HttpResponse replay = JsonResponse(status, body);
+    replay.SetHeader("Idempotent-Replayed", "true");
+    return replay;
+}
+
+// Idempotency-Key on an authenticated write (DESIGN.md section 9): the first answer is kept 24 h and
+// replayed; a server failure is released so the retry runs again, except one that broadcast a
+// transaction of unknown outcome: that answer is kept with the transaction's hash, and a retry
+// follows the transaction instead of writing again (pending: the same answer; reverted: the write
+// runs again; mined: the write completes from its receipt, or a minted 202 becomes its 200).
+Handler Idempotent(Service& service, billing::Billing* b, Handler inner) {
+    return [&service, b, inner](RequestContext& ctx) -> Result<HttpResponse> {
         const auto key = ctx.request.Header("idempotency-key");
         if (!key) return inner(ctx);
         if (!ValidIdempotencyKey(*key)) {
@@ -271,6 +311,7 @@ Handler Idempotent(billing::Billing* b, Handler inner) {
         const std::string hash =
             common::HexEncode(common::Sha256Hash(ctx.request.method + " " + ctx.request.path + "\n" + ctx.request.body));
         SIGIL_TRY(existing, (*ledger)->Claim(scope, hash));
+        std::string adopt;  // a mined transaction the write completes from instead of sending
         if (*existing) {
             const billing::StoredAnswer& answer = **existing;
             if (answer.request_hash != hash) {
@@ -281,14 +322,47 @@ Handler Idempotent(billing::Billing* b, Handler inner) {
                 return MakeError(ErrorKind::Conflict, "idempotency_in_progress",
                                  "a request with this Idempotency-Key is still running; retry shortly");
             }
-            HttpResponse replay = JsonResponse(answer.status, answer.body);
-            replay.SetHeader("Idempotent-Replayed", "true");
-            return replay;
+            const std::string tx = PendingTxOf(answer);
+            if (tx.empty()) return Replayed(answer.status, answer.body);
+            SIGIL_TRY(contract, service.Contract());
+            using State = TxSender::Outcome::State;
+            auto outcome = (*contract)->TransactionOutcome(tx);
+            // The chain cannot tell yet (still pending, or unreachable): the answer stands as it was.
+            if (!outcome.ok() || outcome->state == State::Pending) return Replayed(answer.status, answer.body);
+            // Mined and successful; otherwise reverted, or dropped from the node's pool (never mined).
+            const bool mined = outcome->state == State::Mined && outcome->receipt.success;
+            if (answer.status == 202) {
+                const HttpResponse settled =
+                    mined ? JsonResponse(200, SettledBody(answer.body))
+                    : outcome->state == State::Mined
+                        ? ErrorResponse(409, "tx_reverted", "the transaction was mined but reverted: " + tx)
+                        : ErrorResponse(409, "tx_dropped", "the transaction was dropped and never mined: " + tx);
+                const auto st = (*ledger)->Replace(scope, 202, settled.status, settled.body);
+                if (!st.ok()) common::LogError("idempotency answer not updated: " + st.error().message, ctx.request.request_id);
+                return Replayed(settled.status, settled.body);
+            }
+            // A failed write whose transaction is now settled: take the scope back and run the write
+            // again, completing from the mined receipt, or afresh if it reverted.
+            SIGIL_TRY(retaken, (*ledger)->Replace(scope, answer.status, 0, ""));
+            if (!*retaken) {
+                return MakeError(ErrorKind::Conflict, "idempotency_in_progress",
+                                 "a request with this Idempotency-Key is still running; retry shortly");
+            }
+            if (mined) adopt = tx;
+        }
+        if (!adopt.empty()) {
+            SIGIL_TRY(contract, service.Contract());
+            (*contract)->AdoptNextWrite(adopt);
         }
         auto result = inner(ctx);
+        if (!adopt.empty()) {
+            if (auto contract = service.Contract(); contract.ok()) (*contract)->AdoptNothing();
+        }
         HttpResponse response = result.ok() ? std::move(result).value() : ErrorResponse(result.error());
-        // A server-side failure is not an answer worth keeping: the retry runs again.
-        const auto st = response.status >= 500 ? (*ledger)->Release(scope) : (*ledger)->Finish(scope, response.status, response.body);
+        // A server-side failure is not an answer worth keeping (the retry runs again), unless its
+        // transaction went out: then the retry must follow that transaction, never send another.
+        const bool keep = response.status < 500 || (!result.ok() && !result.error().tx_hash.empty());
+        const auto st = keep ? (*ledger)->Finish(scope, response.status, response.body) : (*ledger)->Release(scope);
         if (!st.ok()) common::LogError("idempotency answer not stored: " + st.error().message, ctx.request.request_id);
         return response;
     };
@@ -328,7 +402,7 @@ void ApplyWriteLayers(Router& router, Service& service, BillingContext context) 
     router.WrapHandlers([&service, b, charging](const Route& route, Handler handler) -> Handler {
         if (charging && route.path == "/core/v1/new_account") return WithStarterCredit(b, std::move(handler));
         if (charging && IsRelayedWrite(route)) handler = Charged(service, b, route, std::move(handler));
-        if (route.auth != AuthRequirement::None && route.method == "POST") handler = Idempotent(b, std::move(handler));
+        if (route.auth != AuthRequirement::None && route.method == "POST") handler = Idempotent(service, b, std::move(handler));
         return handler;
     });
 }

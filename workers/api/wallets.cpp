@@ -63,9 +63,8 @@ Result<HttpResponse> CreateWallet(Service& service, RequestContext& ctx) {
     const Uint256 path_value = Uint256::FromWord(*path);
     auto st = (*contract)->RegisterWalletDerivation(caller.account_hash, caller.key_hash, pub->address, path_value,
                                                     name, description);
-    if (!st.ok()) return st.error();
-    return JsonResponse(200, "{\"wallet_address\":" + common::JsonQuote(AddressHex(pub->address)) +
-                                 ",\"derivation_path\":" + common::JsonQuote(WordHex(path_value)) + "}");
+    return MintedAnswer(st, "\"wallet_address\":" + common::JsonQuote(AddressHex(pub->address)) +
+                                ",\"derivation_path\":" + common::JsonQuote(WordHex(path_value)));
 }
 
 // add_pkp_to_group and remove_pkp_from_group share their body {group_id, pkp_id}.
@@ -109,9 +108,10 @@ void AddWalletRoutes(Router& router, Service& service) {
     const std::string tag = "wallets";
     const std::string create_summary = "Create a wallet (PKP) and register it to the account (scope pkp:create)";
     router.Add({"GET", "/core/v1/create_wallet", AuthRequirement::ApiKey, BodyKind::None, bind(CreateWallet),
-                create_summary, tag, "", ApiSchema("wallets.json#/CreateWalletResponse")});
+                create_summary, tag, "", ApiSchema("wallets.json#/CreateWalletResponse"), /*may_answer_pending=*/true});
     router.Add({"POST", "/core/v1/create_wallet", AuthRequirement::ApiKey, BodyKind::OptionalJson, bind(CreateWallet),
-                create_summary, tag, ApiSchema("wallets.json#/CreateWalletRequest"), ApiSchema("wallets.json#/CreateWalletResponse")});
+                create_summary, tag, ApiSchema("wallets.json#/CreateWalletRequest"), ApiSchema("wallets.json#/CreateWalletResponse"),
+                /*may_answer_pending=*/true});
     router.Add({"POST", "/core/v1/add_pkp_to_group", AuthRequirement::ApiKey, BodyKind::Json,
                 bind(ChangeMembership<true>), "Add one of the account's PKPs to a group (scope group:addPkp)", tag,
                 ApiSchema("wallets.json#/MembershipRequest"), ApiSchema("common.json#/Success")});

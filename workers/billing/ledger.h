@@ -103,6 +103,11 @@ public:
     // forgotten (removed on the next Claim of any scope).
     virtual common::Result<std::optional<StoredAnswer>> Claim(const std::string& scope, const std::string& request_hash) = 0;
     virtual common::Status Finish(const std::string& scope, int status, const std::string& body) = 0;
+    // Replaces a final answer whose status is still `from_status` (a write answered while its
+    // transaction was unconfirmed, now settled): status 0 takes the scope back as running. Answers
+    // false when the row has another status by now (another request replaced it first).
+    virtual common::Result<bool> Replace(const std::string& scope, int from_status, int status,
+                                         const std::string& body) = 0;
     // Drops a claim whose request ended without an answer worth keeping (so a retry runs again).
     virtual common::Status Release(const std::string& scope) = 0;
 };

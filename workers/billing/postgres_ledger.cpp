@@ -288,9 +288,9 @@ public:
         return Changed(r->get());
     }
 
-    Result<bool> FinishAnswer(const std::string& scope, int status, const std::string& body) override {
-        SIGIL_TRY(r, Exec("UPDATE idempotency SET status = $2, body = $3 WHERE scope = $1 AND status = 0",
-                          {scope, Str(status), body}));
+    Result<bool> FinishAnswer(const std::string& scope, int from_status, int status, const std::string& body) override {
+        SIGIL_TRY(r, Exec("UPDATE idempotency SET status = $2, body = $3 WHERE scope = $1 AND status = $4",
+                          {scope, Str(status), body, Str(from_status)}));
         return Changed(r->get());
     }
 

@@ -106,7 +106,7 @@ constexpr std::array<const char*, SQL_COUNT> SQL_TEXT = {
     "SELECT request_hash, status, body, created_ms FROM idempotency WHERE scope = ?1",
     "INSERT INTO idempotency (scope, request_hash, status, body, created_ms) VALUES (?1, ?2, 0, '', ?3) "
     "ON CONFLICT (scope) DO NOTHING",
-    "UPDATE idempotency SET status = ?2, body = ?3 WHERE scope = ?1 AND status = 0",
+    "UPDATE idempotency SET status = ?2, body = ?3 WHERE scope = ?1 AND status = ?4",
     "DELETE FROM idempotency WHERE scope = ?1 AND status = 0",
     "SELECT COALESCE(-SUM(delta), 0) FROM entries WHERE customer = ?1 AND spender = ?2 AND kind IN ('charge', 'settle')",
 };
@@ -450,9 +450,9 @@ private:
         return *changed == 1;
     }
 
-    Result<bool> FinishAnswer(const std::string& scope, int status, const std::string& body) override {
+    Result<bool> FinishAnswer(const std::string& scope, int from_status, int status, const std::string& body) override {
         Query q = Use(FINISH_ANSWER);
-        q.Bind(1, scope).Bind(2, std::int64_t{status}).Bind(3, body);
+        q.Bind(1, scope).Bind(2, std::int64_t{status}).Bind(3, body).Bind(4, std::int64_t{from_status});
         SIGIL_TRY(changed, q.Run());
         return *changed == 1;
     }

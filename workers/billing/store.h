@@ -82,8 +82,11 @@ public:
     // Inserts a pending row; false when the scope is already there (nothing written).
     virtual common::Result<bool> InsertPendingAnswer(const std::string& scope, const std::string& request_hash,
                                                      std::int64_t created_ms) = 0;
-    // Stores the final answer of a pending row; false when there is no pending row for the scope.
-    virtual common::Result<bool> FinishAnswer(const std::string& scope, int status, const std::string& body) = 0;
+    // Replaces the row's answer if its status is `from_status` (0: a pending row); false when the
+    // scope has no row with that status (nothing written). A compare-and-set: of two writers that
+    // read the same row, only one replaces it.
+    virtual common::Result<bool> FinishAnswer(const std::string& scope, int from_status, int status,
+                                              const std::string& body) = 0;
     virtual common::Status ReleasePendingAnswer(const std::string& scope) = 0;
 };
 

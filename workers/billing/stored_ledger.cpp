@@ -329,12 +329,30 @@ public:
             return Invalid("body", "must be UTF-8 without NUL");
         }
         return Write([&](StoreSession& db) -> Result<Outcome> {
-            SIGIL_TRY(finished, db.FinishAnswer(scope, status, body));
+            SIGIL_TRY(finished, db.FinishAnswer(scope, 0, status, body));
             if (*finished) return Outcome::Commit;
             SIGIL_TRY(row, db.FindAnswer(scope));
             if (!*row) return MakeError(ErrorKind::NotFound, "claim_not_found", "no claim for this idempotency scope");
             return MakeError(ErrorKind::Conflict, "claim_finished", "this idempotency scope already has its answer");
         });
+    }
+
+    Result<bool> Replace(const std::string& scope, int from_status, int status, const std::string& body) override {
+        SIGIL_TRY_STATUS(CheckText("scope", scope, 1, 300));
+        if (from_status < 100 || from_status > 599) return Invalid("from_status", "must be an HTTP status (100 to 599)");
+        if (status != 0 && (status < 100 || status > 599)) return Invalid("status", "must be 0 or an HTTP status");
+        if (body.size() > MAX_BODY_BYTES) return Invalid("body", "must be at most 1 MiB");
+        if (!common::IsUtf8(body) || body.find('\0') != std::string::npos) {
+            return Invalid("body", "must be UTF-8 without NUL");
+        }
+        bool replaced = false;
+        const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
+            SIGIL_TRY(changed, db.FinishAnswer(scope, from_status, status, body));
+            replaced = *changed;
+            return Outcome::Commit;
+        });
+        if (!done) return done.error();
+        return replaced;
     }
 
     // Only a pending claim is dropped; a final answer stays for its 24 h, so a late Release after

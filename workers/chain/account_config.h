@@ -165,6 +165,14 @@ public:
                                 const common::Hash32& cid_hash);
     common::Status ConvertToChainSecuredAccount(const common::Uint256& account, const common::Address20& new_admin);
 
+    // Transactions whose receipt did not arrive in time (DESIGN.md section 9, safe retries).
+    common::Result<TxSender::Outcome> TransactionOutcome(const std::string& tx_hash);
+    // The next write sends nothing and answers the receipt of `tx_hash` instead (a mined
+    // transaction a timed-out request sent): a retry completes the first request's answer from
+    // the chain without writing twice. Cleared by that write, or by AdoptNothing().
+    void AdoptNextWrite(std::string tx_hash) { m_adopt = std::move(tx_hash); }
+    void AdoptNothing() { m_adopt.clear(); }
+
 private:
     common::Result<std::vector<common::AbiValue>> Read(std::string_view signature, std::string_view output_types,
                                                        std::vector<common::AbiValue> args, bool fresh = false);
@@ -178,6 +186,7 @@ private:
     CachedReader& m_reader;
     ReadCache& m_cache;
     TxSender* m_sender;
+    std::string m_adopt;  // AdoptNextWrite
 };
 
 }  // namespace sigil::workers

@@ -127,6 +127,12 @@ common::Result<std::uint64_t> EthClient::PendingNonce(const common::Address20& a
     return QuantityCall("eth_getTransactionCount", "[\"" + HexEncode(address, true) + "\",\"pending\"]");
 }
 
+common::Result<bool> EthClient::TransactionKnown(const std::string& tx_hash) {
+    auto r = m_rpc.CallForResult("eth_getTransactionByHash", "[" + common::JsonQuote(tx_hash) + "]");
+    if (!r.ok()) return r.error();
+    return *r != "null";
+}
+
 common::Result<FeeQuote> EthClient::QuoteFees() {
     auto block = m_rpc.CallForResult("eth_getBlockByNumber", "[\"latest\",false]");
     if (!block.ok()) return block.error();

@@ -70,6 +70,9 @@ public:
     common::Result<Receipt> WaitForReceipt(const std::string& tx_hash, std::chrono::milliseconds timeout,
                                            std::chrono::milliseconds poll = std::chrono::milliseconds(50));
 
+    // Whether the node knows the transaction at all (eth_getTransactionByHash: in its pool or mined).
+    common::Result<bool> TransactionKnown(const std::string& tx_hash);
+
     // eth_getLogs for `address` over [from_block, to_block]; with `topics`, only logs whose first
     // topics equal them (topic 0 = the event's signature hash, then the indexed arguments).
     common::Result<std::vector<LogEntry>> GetLogs(const common::Address20& address, std::uint64_t from_block,

@@ -47,12 +47,25 @@ common::Result<Receipt> TxSender::TrySend(const common::Address20& to, common::B
     if (!hash.ok()) return hash.error();
     m_next_nonce = *nonce + 1;
     auto receipt = m_eth.WaitForReceipt(*hash, m_options.receipt_timeout);
-    if (!receipt.ok()) return receipt.error();
+    if (!receipt.ok()) {
+        // Broadcast, outcome unknown: the hash lets the caller (and a retry) follow it up.
+        common::Error e = receipt.error();
+        e.tx_hash = *hash;
+        return e;
+    }
     if (!receipt->success) {
         return common::MakeError(common::ErrorKind::Conflict, "tx_reverted",
                                  "the transaction was mined but reverted: " + receipt->tx_hash);
     }
     return receipt;
+}
+
+common::Result<TxSender::Outcome> TxSender::Lookup(const std::string& tx_hash) {
+    auto receipt = m_eth.WaitForReceipt(tx_hash, std::chrono::milliseconds(0));
+    if (receipt.ok()) return Outcome{Outcome::State::Mined, std::move(receipt).value()};
+    if (receipt.error().code != "tx_receipt_timeout") return receipt.error();
+    SIGIL_TRY(known, m_eth.TransactionKnown(tx_hash));
+    return Outcome{*known ? Outcome::State::Pending : Outcome::State::Unknown, {}};
 }
 
 }  // namespace sigil::workers

@@ -51,6 +51,13 @@ public:
     // send never poisons later ones.
     common::Result<Receipt> Send(const common::Address20& to, common::ByteView data, CallOutcome* revert);
 
+    // Where a transaction sent earlier (by any worker) stands.
+    struct Outcome {
+        enum class State { Pending, Mined, Unknown } state = State::Pending;  // Unknown: the node
+        Receipt receipt;  // when Mined (success or not)                       // has never heard of it (dropped)
+    };
+    common::Result<Outcome> Lookup(const std::string& tx_hash);
+
     // Forget the cached nonce (the next send asks the node).
     void Resync() { m_next_nonce.reset(); }
     const std::optional<std::uint64_t>& CachedNonce() const { return m_next_nonce; }

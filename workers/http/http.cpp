@@ -192,7 +192,11 @@ HttpResponse ErrorResponse(int status, std::string_view code, std::string_view m
 }
 
 HttpResponse ErrorResponse(const common::Error& error) {
-    auto response = ErrorResponse(HttpStatusFor(error.kind), error.code, error.message);
+    auto response = error.tx_hash.empty()
+                        ? ErrorResponse(HttpStatusFor(error.kind), error.code, error.message)
+                        : JsonResponse(HttpStatusFor(error.kind), "{\"error\":{\"code\":" + common::JsonQuote(error.code) +
+                                                                      ",\"message\":" + common::JsonQuote(error.message) +
+                                                                      ",\"tx_hash\":" + common::JsonQuote(error.tx_hash) + "}}");
     // A suspended dependency is retried by its circuit within a second: tell clients when to retry.
     if (error.kind == common::ErrorKind::Suspended) response.SetHeader("Retry-After", "1");
     return response;

@@ -129,7 +129,8 @@ Value Components(Allocator& a) {
     // The one error shape of every refusal (DESIGN.md section 4), and the two ways to send a key.
     d.Parse(R"({"schemas":{"Error":{"type":"object","required":["error"],"properties":{"error":{"type":"object",)"
             R"("required":["code","message"],"properties":{"code":{"type":"string","description":"snake_case machine code"},)"
-            R"("message":{"type":"string","description":"human-readable explanation"}}}}}},)"
+            R"("message":{"type":"string","description":"human-readable explanation"},)"
+            R"("tx_hash":{"type":"string","description":"a write's broadcast transaction whose outcome is unknown"}}}}}},)"
             R"("securitySchemes":{"ApiKeyHeader":{"type":"apiKey","in":"header","name":"X-Api-Key"},)"
             R"("BearerAuth":{"type":"http","scheme":"bearer","description":"Authorization: Bearer <api key>"}}})");
     Value out;
@@ -175,6 +176,15 @@ common::Result<Value> Operation(const Route& route, const std::string& operation
     Set(ok, "description", Str(route.summary.empty() ? "Success" : route.summary, a), a);
     if (*has_response) Set(ok, "content", JsonContent(std::move(response_schema), a), a);
     Set(responses, "200", std::move(ok), a);
+    if (route.may_answer_pending) {
+        Value pending(rapidjson::kObjectType);
+        Set(pending, "description",
+            Str("The transaction was broadcast but its receipt did not come in time: the 200 answer plus "
+                "\"pending\": true and \"tx_hash\". Keep it: it takes effect once the transaction is mined (a retry "
+                "with the same Idempotency-Key then answers 200, or 409 tx_reverted / tx_dropped)", a),
+            a);
+        Set(responses, "202", std::move(pending), a);
+    }
     if (takes_input) Set(responses, "400", ErrorResponse("Invalid input (the error names the field)", a), a);
     if (authenticated) {
         Set(responses, "401", ErrorResponse("Missing, unknown, revoked or expired API key", a), a);
@@ -189,7 +199,9 @@ common::Result<Value> Operation(const Route& route, const std::string& operation
     }
     if (authenticated) {
         Set(responses, "502", ErrorResponse("The chain node or key service is unreachable", a), a);
-        Set(responses, "504", ErrorResponse("The chain did not answer in time", a), a);
+        Set(responses, "504", ErrorResponse("The chain did not answer in time; a write whose transaction went out "
+                                            "names it in error.tx_hash, and a retry with the same Idempotency-Key "
+                                            "follows that transaction instead of sending another", a), a);
     }
     Set(responses, "default", ErrorResponse("Any other error", a), a);
     Set(op, "responses", std::move(responses), a);

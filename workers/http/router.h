@@ -59,6 +59,9 @@ struct Route {
     std::string tag;
     std::string request_schema;
     std::string response_schema;
+    // The write mints something the client must keep and may answer 202 (broadcast, unconfirmed:
+    // the 200 answer plus "pending":true and "tx_hash"); documented as such in OpenAPI.
+    bool may_answer_pending = false;
 };
 
 class Router {

@@ -132,7 +132,9 @@ export class SigilClient {
 
   // ---- accounts and usage keys ----
 
-  /// POST /new_account -> {api_key, wallet_address}. The key is shown once.
+  /// POST /new_account -> {api_key, wallet_address}. The key is shown once. When the chain does not
+  /// confirm in time the answer also has pending: true and tx_hash: keep the key, it works once that
+  /// transaction is mined (the same holds for addUsageApiKey and createWallet).
   newAccount({ account_name, account_description, email } = {}) {
     const body = Object.fromEntries(Object.entries({ account_name, account_description, email }).filter(([, v]) => v !== undefined));
     return this.request('POST', 'new_account', { body, auth: false });

@@ -137,6 +137,9 @@ export function errorFromResponse(status, text, requestId = null, headers = null
   }
   const Cls = errorClassForStatus(status);
   const err = new Cls(e.message, { status, code: e.code, requestId, body });
+  // A write whose transaction went out with an unknown outcome: retry with the same Idempotency-Key
+  // (client.idempotent(key)) to follow it instead of writing again.
+  if (typeof e.tx_hash === 'string') err.txHash = e.tx_hash;
   if (Cls === RateLimitError || Cls === UnavailableError) {
     const retry = Number(headers?.get?.('retry-after'));
     if (Number.isFinite(retry) && retry >= 0) err.retryAfter = retry;
