@@ -25,7 +25,10 @@ common::Result<std::unique_ptr<Billing>> Billing::Create(BillingSettings setting
 
 common::Result<Ledger*> Billing::Store() {
     if (!m_ledger) {
-        SIGIL_TRY(ledger, Ledger::Open(m_settings.database));
+        SIGIL_TRY_STATUS(m_open_backoff.Admit());
+        auto ledger = Ledger::Open(m_settings.database);
+        m_open_backoff.Record(ledger.ok());
+        if (!ledger.ok()) return ledger.error();
         m_ledger = std::move(ledger).value();
     }
     return m_ledger.get();

@@ -9,6 +9,7 @@
 
 #include "common/result.h"
 #include "common/uint256.h"
+#include "workers/billing/backoff.h"
 #include "workers/billing/ledger.h"
 #include "workers/billing/processor.h"
 #include "workers/billing/settings.h"
@@ -41,6 +42,7 @@ private:
     Service& m_service;
     std::unique_ptr<PaymentProcessor> m_processor;
     std::unique_ptr<Ledger> m_ledger;
+    ConnectBackoff m_open_backoff;  // Store(): opening a ledger that did not answer
 };
 
 }  // namespace sigil::workers::billing

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "common/handles.h"
+#include "workers/billing/backoff.h"
 
 namespace sigil::workers::billing {
 
@@ -389,7 +390,7 @@ private:
         std::lock_guard<std::mutex> lock(m_mutex);
         for (int attempt = 0;; ++attempt) {
             const bool fresh = !m_conn || PQstatus(m_conn.get()) != CONNECTION_OK;
-            if (fresh) SIGIL_TRY_STATUS(Connect());
+            if (fresh) SIGIL_TRY_STATUS(ConnectWithBackoff());
             bool broken = false;
             bool retryable = false;
             Status result = common::Success();
@@ -402,6 +403,14 @@ private:
             if (broken) m_conn.reset();
             if (result.ok() || !broken || !retryable || fresh || attempt > 0) return result;
         }
+    }
+
+    // A reconnection paced like the first open (backoff.h).
+    Status ConnectWithBackoff() {
+        SIGIL_TRY_STATUS(m_backoff.Admit());
+        Status st = Connect();
+        m_backoff.Record(st.ok());
+        return st;
     }
 
     Status Connect() {
@@ -428,6 +437,7 @@ private:
     PostgresLedgerOptions m_options;
     Connection m_conn;
     std::mutex m_mutex;  // one connection: one call at a time
+    ConnectBackoff m_backoff;
 };
 
 }  // namespace
