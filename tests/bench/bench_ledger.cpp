@@ -54,6 +54,17 @@ bool ChargeSettle(Ledger& l, const std::string& customer, long) {
     return true;
 }
 
+// A usage key's run under its spend cap (DESIGN.md section 9): the cap is checked in the charge's
+// transaction against what the key has spent so far.
+const std::string CAPPED_KEY = "0x" + std::string(64, 'b');
+bool ChargeSettleCapped(Ledger& l, const std::string& customer, long) {
+    auto hold = l.Charge(customer, 2, "run:hold", "bench", CAPPED_KEY, 1'000'000'000);
+    if (!hold) return Failed("charge", hold.error().message);
+    auto settled = l.Settle(*hold, 1, "run:settle");
+    if (!settled) return Failed("settle", settled.error().message);
+    return true;
+}
+
 bool Credit(Ledger& l, const std::string& customer, long n) {
     const std::string id = "bench:" + std::to_string(::getpid()) + ":" + std::to_string(n);
     auto r = l.CreditOnce(customer, id, 1, "bench", "");
@@ -157,6 +168,15 @@ void Bench(const char* store, const std::string& database, double seconds) {
     Report(store, "charge+settle pairs", 1, false, RunProcesses(database, 1, false, ChargeSettle, seconds));
     Report(store, "charge+settle pairs", 4, false, RunProcesses(database, 4, false, ChargeSettle, seconds));
     Report(store, "charge+settle pairs", 4, true, RunProcesses(database, 4, true, ChargeSettle, seconds));
+    // The capped key already made 20,000 runs: the check must not grow with its history.
+    Report(store, "capped charge+settle", 1, false, RunProcesses(database, 1, false, ChargeSettleCapped, seconds));
+    {
+        auto l = Ledger::Open(database);
+        for (long i = 0; l && i < 20'000; ++i) {
+            if (!ChargeSettleCapped(**l, Customer(100), i)) std::exit(1);
+        }
+    }
+    Report(store, "capped, 20k runs before", 1, false, RunProcesses(database, 1, false, ChargeSettleCapped, seconds));
     Report(store, "credit_once", 1, false, RunProcesses(database, 1, false, Credit, seconds));
     Report(store, "credit_once", 4, false, RunProcesses(database, 4, false, Credit, seconds));
 }

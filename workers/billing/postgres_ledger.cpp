@@ -73,6 +73,17 @@ END $do$)sql",
     " scope text PRIMARY KEY, request_hash text NOT NULL, status integer NOT NULL, body text NOT NULL,"
     " created_ms bigint NOT NULL)",
     "CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_ms)",
+    // What each usage key has spent, kept as it goes (the spend cap reads one row, not a sum over
+    // every charge the key made); a ledger made before the table gains it from its entries.
+    R"sql(DO $do$ BEGIN
+  IF to_regclass('spent') IS NULL THEN
+    CREATE TABLE spent (customer text NOT NULL, spender text NOT NULL, cents bigint NOT NULL,
+                        PRIMARY KEY (customer, spender));
+    INSERT INTO spent (customer, spender, cents)
+      SELECT customer, spender, -SUM(delta) FROM entries
+      WHERE spender <> '' AND kind IN ('charge', 'settle') GROUP BY customer, spender;
+  END IF;
+END $do$)sql",
 };
 
 std::string Trimmed(const char* message) {
@@ -177,9 +188,7 @@ public:
     }
 
     Result<Cents> SpentBy(const std::string& customer, const std::string& spender) override {
-        SIGIL_TRY(r, Exec("SELECT COALESCE(-SUM(delta), 0) FROM entries WHERE customer = $1 AND spender = $2 "
-                          "AND kind IN ('charge', 'settle')",
-                          {customer, spender}));
+        SIGIL_TRY(r, Exec("SELECT cents FROM spent WHERE customer = $1 AND spender = $2", {customer, spender}));
         return PQntuples(r->get()) > 0 ? Int(r->get(), 0, 0) : Cents{0};
     }
 
@@ -193,7 +202,13 @@ public:
                           "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
                           {e.customer, std::string(EntryKindName(e.kind)), Str(e.delta), Str(e.balance_after), e.reason,
                            e.request_id, Str(e.at_ms), e.spender}));
-        return Int(r->get(), 0, 0);
+        const std::int64_t id = Int(r->get(), 0, 0);
+        if (CountsAsSpent(e)) {
+            SIGIL_TRY_STATUS(Exec("INSERT INTO spent (customer, spender, cents) VALUES ($1, $2, $3) "
+                                  "ON CONFLICT (customer, spender) DO UPDATE SET cents = spent.cents + excluded.cents",
+                                  {e.customer, e.spender, Str(-e.delta)}));
+        }
+        return id;
     }
 
     Result<std::vector<LedgerEntry>> Entries(const std::string& customer, std::size_t limit) override {

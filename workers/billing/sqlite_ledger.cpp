@@ -77,10 +77,23 @@ CREATE TABLE IF NOT EXISTS idempotency (
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_ms);
 )sql";
 
+// Run once, when the table is missing (a new ledger, or one made before it existed).
+constexpr const char* SPENT_SCHEMA = R"sql(
+CREATE TABLE spent (
+  customer TEXT NOT NULL,
+  spender TEXT NOT NULL,
+  cents INTEGER NOT NULL,
+  PRIMARY KEY (customer, spender)
+);
+INSERT INTO spent (customer, spender, cents)
+  SELECT customer, spender, -SUM(delta) FROM entries
+  WHERE spender <> '' AND kind IN ('charge', 'settle') GROUP BY customer, spender;
+)sql";
+
 enum Sql {
     BEGIN, COMMIT, ROLLBACK, BALANCE, APPEND, ENTRIES, FIND_ENTRY, HAS_CREDIT, INSERT_CREDIT, FIND_SETTLEMENT,
     INSERT_SETTLEMENT, FIND_INTENT, INSERT_INTENT, MARK_CREDITED, EXPIRE_ANSWERS, FIND_ANSWER, INSERT_ANSWER,
-    FINISH_ANSWER, RELEASE_ANSWER, SPENT_BY, SQL_COUNT
+    FINISH_ANSWER, RELEASE_ANSWER, SPENT_BY, ADD_SPENT, SQL_COUNT
 };
 
 constexpr std::array<const char*, SQL_COUNT> SQL_TEXT = {
@@ -108,7 +121,9 @@ constexpr std::array<const char*, SQL_COUNT> SQL_TEXT = {
     "ON CONFLICT (scope) DO NOTHING",
     "UPDATE idempotency SET status = ?2, body = ?3 WHERE scope = ?1 AND status = ?4",
     "DELETE FROM idempotency WHERE scope = ?1 AND status = 0",
-    "SELECT COALESCE(-SUM(delta), 0) FROM entries WHERE customer = ?1 AND spender = ?2 AND kind IN ('charge', 'settle')",
+    "SELECT cents FROM spent WHERE customer = ?1 AND spender = ?2",
+    "INSERT INTO spent (customer, spender, cents) VALUES (?1, ?2, ?3) "
+    "ON CONFLICT (customer, spender) DO UPDATE SET cents = cents + excluded.cents",
 };
 
 // Locking, I/O and file problems are the store being unavailable (502, retry later); anything else
@@ -286,12 +301,29 @@ private:
             RollbackIfOpen();
             return s.error();
         }
+        // What each usage key has spent, kept as it goes (the spend cap reads one row, not a sum
+        // over every charge the key ever made); a ledger made before it gains it from its entries.
+        if (auto has = HasTable("spent"); !has.ok() || !*has) {
+            if (auto s = Exec(SPENT_SCHEMA, "schema of " + path); !s) {
+                RollbackIfOpen();
+                return s.error();
+            }
+        }
         if (auto s = Exec("COMMIT", "schema of " + path); !s) {
             RollbackIfOpen();
             return s.error();
         }
         for (int i = 0; i < SQL_COUNT; ++i) SIGIL_TRY_STATUS(Prepare(SQL_TEXT[i], m_sql[i]));
         return common::Success();
+    }
+
+    Result<bool> HasTable(const char* table) {
+        Statement st;
+        SIGIL_TRY_STATUS(Prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", st));
+        Query q(m_db.get(), st.get());
+        q.Bind(1, std::string(table));
+        SIGIL_TRY(row, q.Step());
+        return *row;
     }
 
     Result<bool> HasColumn(const char* table, const char* column) {
@@ -348,7 +380,13 @@ private:
         q.Bind(1, e.customer).Bind(2, std::string(EntryKindName(e.kind))).Bind(3, e.delta).Bind(4, e.balance_after);
         q.Bind(5, e.reason).Bind(6, e.request_id).Bind(7, e.at_ms).Bind(8, e.spender);
         SIGIL_TRY_STATUS(q.Run());
-        return static_cast<std::int64_t>(sqlite3_last_insert_rowid(m_db.get()));
+        const auto id = static_cast<std::int64_t>(sqlite3_last_insert_rowid(m_db.get()));
+        if (CountsAsSpent(e)) {
+            Query add = Use(ADD_SPENT);
+            add.Bind(1, e.customer).Bind(2, e.spender).Bind(3, -e.delta);
+            SIGIL_TRY_STATUS(add.Run());
+        }
+        return id;
     }
 
     Result<std::vector<LedgerEntry>> Entries(const std::string& customer, std::size_t limit) override {

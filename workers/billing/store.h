@@ -33,6 +33,11 @@ struct NewEntry {
     std::string spender;  // the usage key that spent (a charge or its settlement), "" for none
 };
 
+// Whether Append adds the entry to its spender's running total (the `spent` table SpentBy reads).
+inline bool CountsAsSpent(const NewEntry& e) {
+    return !e.spender.empty() && (e.kind == EntryKind::Charge || e.kind == EntryKind::Settle);
+}
+
 // The part of an entry Settle needs to check its hold.
 struct EntryHead {
     std::string customer;

@@ -90,6 +90,7 @@ class LedgerContractTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testCreditOnceCreditsOnce);
     CPPUNIT_TEST(testChargeRefusesWhenShortAndWritesNothing);
     CPPUNIT_TEST(testSpenderCapCountsChargesAndSettlements);
+    CPPUNIT_TEST(testSpentTotalsRebuiltForALedgerMadeBeforeThem);
     CPPUNIT_TEST(testSettleRefundsChargesExtraOrNothing);
     CPPUNIT_TEST(testSettleClampsExtraAtZeroBalance);
     CPPUNIT_TEST(testSettleOnlyChargesAndOnlyOnce);
@@ -187,6 +188,26 @@ public:
         ExpectOk(l->Charge(A, 20, "write:add_group", "r8", key, 0));
         CPPUNIT_ASSERT_EQUAL(Cents{100 - 4 - 1 - 4 - 8 - 30 - 20}, *l->Balance(A));
         ExpectError(l->Charge(A, 1, "write:x", "r9", std::string(101, 'k'), 10), ErrorKind::InvalidInput, "invalid_spender");
+    }
+
+    // The spend cap reads a running total per spender; a ledger made before that table existed
+    // gains it, summed from its entries, on the next Open.
+    void testSpentTotalsRebuiltForALedgerMadeBeforeThem() {
+        const std::string key = "0x" + std::string(64, 'd');
+        {
+            auto l = OpenLedger();
+            ExpectOk(l->CreditOnce(A, "c1", 100, "starter", ""));
+            ExpectOk(l->Charge(A, 4, "write:add_group", "r1", key, 10));
+            auto hold = l->Charge(A, 5, "run:hold", "r2", key, 10);
+            ExpectOk(hold);
+            ExpectOk(l->Settle(*hold, 2, "run:settle"));  // spent 6 of 10
+        }
+        CPPUNIT_ASSERT(RawSql("DROP TABLE spent"));
+        auto l = OpenLedger();
+        ExpectError(l->Charge(A, 5, "write:add_group", "r3", key, 10), ErrorKind::PaymentRequired, "spend_cap_reached");
+        ExpectOk(l->Charge(A, 4, "write:add_group", "r4", key, 10));
+        ExpectError(l->Charge(A, 1, "write:add_group", "r5", key, 10), ErrorKind::PaymentRequired, "spend_cap_reached");
+        CPPUNIT_ASSERT_EQUAL(Cents{100 - 6 - 4}, *l->Balance(A));
     }
 
     void testSettleRefundsChargesExtraOrNothing() {
