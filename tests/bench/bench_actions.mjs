@@ -9,7 +9,7 @@
 //   ethers wallet    the action key, ethers.Wallet and signMessage (the issue's fourth example)
 // Every answer is checked (200 and has_error false); a failed run aborts the benchmark.
 import { performance } from 'node:perf_hooks';
-import { startStack, newAccount, addGroup, createWallet } from '../api/stack.mjs';
+import { startStack, newAccount, addGroup, addUsageKey, createWallet } from '../api/stack.mjs';
 
 function arg(name, fallback) {
   const i = process.argv.indexOf(`--${name}`);
@@ -36,6 +36,9 @@ function summary(ms) {
 // --billing: the stack charges runs (SQLite ledger, a starter credit large enough for the whole benchmark),
 // to measure what charging costs on the run path; --billing-database postgresql://... for PostgreSQL.
 const BILLING = process.argv.includes('--billing');
+// --usage-key: runs use a usage key with a spend cap (its on-chain balance) instead of the master key,
+// so with --billing every charge is also checked against the key's cap.
+const USAGE_KEY = process.argv.includes('--usage-key');
 const dbIndex = process.argv.indexOf('--billing-database');
 const stack = await startStack({
   workers: WORKERS,
@@ -55,12 +58,13 @@ try {
     const r = await stack.request('POST', 'add_action_to_group', { key, body: { group_id: '1', action_ipfs_cid: cid } });
     if (r.status !== 200) throw new Error(`add_action_to_group: ${r.status} ${r.text}`);
   }
+  const runKey = USAGE_KEY ? await addUsageKey(stack, key, { execute_in_groups: [1], balance: 1_000_000_000 }, 'bench runs', 'capped') : key;
   const runOnce = async (code) => {
-    const r = await stack.request('POST', 'sigil_action', { key, body: { code, pkp_id: pkp, js_params: { pkpId: pkp } } });
+    const r = await stack.request('POST', 'sigil_action', { key: runKey, body: { code, pkp_id: pkp, js_params: { pkpId: pkp } } });
     if (r.status !== 200 || r.json?.has_error !== false) throw new Error(`run failed: ${r.status} ${r.text.slice(0, 300)}`);
   };
 
-  console.log(`Sigil action runs through nginx (HTTPS, keep-alive), ${WORKERS} workers, inline code, billing ${BILLING ? "on" : "off"}`);
+  console.log(`Sigil action runs through nginx (HTTPS, keep-alive), ${WORKERS} workers, inline code, billing ${BILLING ? "on" : "off"}, ${USAGE_KEY ? 'a capped usage key' : 'the master key'}`);
   console.log(`${'action'.padEnd(16)} ${'c1 p50'.padStart(8)} ${'c1 p99'.padStart(8)} ${`c${CONCURRENCY} p50`.padStart(8)} ${`c${CONCURRENCY} p99`.padStart(8)} ${'runs/s'.padStart(8)}   (ms)`);
   for (const [name, code] of Object.entries(ACTIONS)) {
     for (let i = 0; i < 3 * WORKERS; i++) await runOnce(code); // every worker lowers and caches it
