@@ -183,7 +183,8 @@ test('Headers, Request and Response: construction, case, combining, bodies and e
     out.get = [h.get('content-type'), h.get('X-A'), h.get('x-b'), h.get('x-c'), h.has('X-B'), h.has('nope')];
     out.fromPairs = new Headers([['A', '1'], ['a', '2']]).get('a');
     out.fromHeaders = new Headers(h).get('x-a');
-    var names = []; h.forEach(function (v, k) { names.push(k + ':' + v); }); out.entries = names.sort();
+    var names = []; h.forEach(function (v, k) { names.push(k + ':' + v); }); out.forEach = names;
+    out.entries = Array.from(h.entries()); out.keys = Array.from(h.keys()); out.values = Array.from(h.values());
     out.badName = attempt(function () { return new Headers({ 'a b': 'c' }); });
     out.badPair = attempt(function () { return new Headers([['a']]); });
     var r = new Response('{"a":[1,2],"t":"\\u00e9"}', { status: 201, statusText: 'Created', headers: { 'X-Y': 'z' } });
@@ -214,6 +215,25 @@ test('Promise.allSettled, Promise.any and AggregateError as in Node', async () =
     var ae = new AggregateError([1, 2], 'msg');
     out.aggregate = [ae.name, ae.message, ae.errors, ae instanceof Error, String(ae)];
     var order = []; queueMicrotask(function () { order.push('micro'); }); order.push('sync'); await null; out.order = order;
+    return out;`);
+});
+
+test('structuredClone: deep copies, cycles, built-in types and DataCloneError as in Node', async () => {
+  await compareWithNode(`
+    var out = {};
+    var src = { a: 1, s: 'x', n: null, u: undefined, neg: -0, arr: [1, [2, 3]], d: new Date(86400000), re: /ab+c/gi,
+      m: new Map([['k', { v: 1 }]]), set: new Set([1, 'two']), bytes: new Uint8Array([1, 2, 3]), big: 12345678901234567890 };
+    src.self = src;
+    var c = structuredClone(src);
+    out.distinct = [c !== src, c.arr !== src.arr, c.arr[1] !== src.arr[1], c.self === c, c.m !== src.m];
+    out.values = [c.a, c.s, c.n, c.u === undefined && 'u' in c, Object.is(c.neg, -0), c.arr, c.d.getTime(), c.d instanceof Date,
+      c.re.source, c.re.flags, c.re instanceof RegExp, c.m.get('k'), c.m instanceof Map, Array.from(c.set), c.set instanceof Set,
+      Array.from(c.bytes), c.bytes instanceof Uint8Array, c.big];
+    var e = structuredClone(new RangeError('bad'));
+    out.error = [e instanceof RangeError, e.name, e.message];
+    out.fn = attempt(function () { return structuredClone(function () {}); });
+    out.nested = attempt(function () { return structuredClone({ f: function () {} }); });
+    out.primitive = [structuredClone(5), structuredClone('s'), structuredClone(null)];
     return out;`);
 });
 

@@ -23,16 +23,35 @@ const buble = rootRequire('buble');
 const acorn = rootRequire('acorn');
 const MagicString = rootRequire('magic-string');
 
-// buble lowers for-of as an index loop over an array (dangerousForOf); the packages also iterate
-// iterators (tuples.entries()), so every for-of's right side goes through Array.from first.
+// buble lowers for-of as an index loop over an array (dangerousForOf) and spread as concat/apply;
+// the packages also iterate iterators (tuples.entries()) and spread typed arrays, so the right
+// side of every for-of and every spread argument goes through Array.from first. A destructuring
+// for-of binding moves into the body (`for (const $of1 of ...) { const [k, v] = $of1; ...`):
+// buble 0.20 renames a shadowed name in the body but not in such a binding.
 function ArrayFromForOf(source) {
   const ast = acorn.parse(source, { ecmaVersion: 2019, sourceType: 'script', allowHashBang: true });
   const out = new MagicString(source);
+  let temps = 0;
   (function walk(node) {
     if (!node || typeof node.type !== 'string') return;
-    if (node.type === 'ForOfStatement') {
-      out.appendLeft(node.right.start, 'Array.from(');
-      out.prependRight(node.right.end, ')');
+    if (node.type === 'ForOfStatement' && node.left.type === 'VariableDeclaration' &&
+        node.left.declarations[0].id.type !== 'Identifier') {
+      const pattern = node.left.declarations[0].id;
+      const temp = `$sigil_of${++temps}`;
+      const binding = `${node.left.kind} ${source.slice(pattern.start, pattern.end)} = ${temp};`;
+      out.overwrite(pattern.start, pattern.end, temp);
+      if (node.body.type === 'BlockStatement') {
+        out.appendLeft(node.body.start + 1, ` ${binding}`);
+      } else {
+        out.appendLeft(node.body.start, `{ ${binding} `);
+        out.prependRight(node.body.end, ' }');
+      }
+    }
+    const wrapped = node.type === 'ForOfStatement' ? node.right
+      : node.type === 'SpreadElement' ? node.argument : null;
+    if (wrapped) {
+      out.appendLeft(wrapped.start, 'Array.from(');
+      out.prependRight(wrapped.end, ')');
     }
     for (const key of Object.keys(node)) {
       const v = node[key];

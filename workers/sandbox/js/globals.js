@@ -7,6 +7,7 @@
  *                               ignoreBOM and stream)
  *   atob, btoa                  base-64
  *   Headers, Request, Response  whatwg-fetch (its fetch is not used: prelude.js has the real one)
+ *   structuredClone             @ungap/structured-clone
  * and thin glue here: DOMException with the legacy codes, crypto.getRandomValues over a native
  * that reads the kernel's getrandom, crypto.randomUUID, AggregateError for Promise.any.
  *
@@ -51,6 +52,17 @@
         if (typeof Array.prototype.values !== 'function') define(Array.prototype, 'values', values);
         if (typeof Array.prototype.keys !== 'function') define(Array.prototype, 'keys', function keys() { return ArrayIterator(this, 'keys'); });
         if (typeof Array.prototype.entries !== 'function') define(Array.prototype, 'entries', function entries() { return ArrayIterator(this, 'entries'); });
+    }
+
+    // Object.prototype.toString names shims.js's collections as the built-ins' would
+    // ([object Map]); structuredClone tells a Map from a plain object that way.
+    if (typeof Symbol === 'function' && Symbol.toStringTag) {
+        ['Map', 'Set', 'WeakMap'].forEach(function (name) {
+            var C = global[name];
+            if (typeof C === 'function' && !Object.prototype.hasOwnProperty.call(C.prototype, Symbol.toStringTag)) {
+                Object.defineProperty(C.prototype, Symbol.toStringTag, { value: name, writable: false, configurable: true, enumerable: false });
+            }
+        });
     }
 
     // --- DOMException: name, message and the legacy numeric code, as in WebIDL ------------
@@ -207,7 +219,26 @@
         define(global, 'URL', url.URL);
         define(global, 'URLSearchParams', url.URLSearchParams);
 
+        // structuredClone: what the package cannot serialise (functions, symbols) is the web's
+        // DataCloneError.
+        var clone = load('structured-clone')['default'];
+        define(global, 'structuredClone', function structuredClone(value) {
+            if (arguments.length === 0) throw new TypeError("The \"value\" argument must be specified");
+            try {
+                return clone(value);
+            } catch (e) {
+                if (e instanceof TypeError && /^unable to serialize/.test(e.message)) throw new DOMException(e.message, 'DataCloneError');
+                throw e;
+            }
+        });
+
         var fetchTypes = load('fetch');
+        // Iteration follows the Fetch Standard: names sorted (the package keeps insertion order);
+        // keys, values and entries go through forEach.
+        define(fetchTypes.Headers.prototype, 'forEach', function forEach(callback, thisArg) {
+            var names = Object.keys(this.map).sort();
+            for (var i = 0; i < names.length; i++) callback.call(thisArg, this.map[names[i]], names[i], this);
+        });
         // Header values lose their leading and trailing HTTP whitespace, as the Fetch Standard
         // normalises them (the package keeps them).
         var HeadersProto = fetchTypes.Headers.prototype;
