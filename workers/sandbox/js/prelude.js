@@ -6,7 +6,8 @@
  *                                                Error (message safe to show) when it fails
  *   __sigil_log(text)                            appends one console line to the run's log
  * Both are captured here and removed from the global object when configurable, so actions
- * normally see only this API. Evaluation order in a run heap: natives, shims.js, prelude.js,
+ * normally see only this API. Evaluation order in a run heap: natives, shims.js, globals.js and
+ * web_packages.js (the web globals: fetch below answers their Response), prelude.js,
  * then anything that freezes the built-ins (shims.js extends their prototypes).
  * Every op is synchronous: values are returned directly, and `await` on them (lowered to a
  * plain expression by the transpiler) works.
