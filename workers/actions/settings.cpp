@@ -1,6 +1,7 @@
 #include "workers/actions/settings.h"
 
 #include "workers/actions/fetch_policy.h"
+#include "workers/sandbox/runtime_level.h"
 
 namespace sigil::workers {
 
@@ -63,6 +64,23 @@ Result<ActionSettings> ActionSettings::FromConfig(const common::Config& config) 
     return s;
 }
 
+namespace {
+
+// The runtime's level (runtime_level.h): constants, so built once.
+const std::string& RuntimeJson() {
+    static const std::string json = [] {
+        auto quoted = [](std::string_view s) { return "\"" + std::string(s) + "\""; };
+        std::string globals;
+        for (auto name : SANDBOX_WEB_GLOBALS) globals += (globals.empty() ? "" : ",") + quoted(name);
+        return "{\"engine\":" + quoted(SANDBOX_ENGINE) + ",\"syntax_level\":" + quoted(SANDBOX_SYNTAX_LEVEL) +
+               ",\"lowering\":" + quoted(SANDBOX_LOWERING) + ",\"ethers_version\":" + quoted(SANDBOX_ETHERS_VERSION) +
+               ",\"web_globals\":[" + globals + "]}";
+    }();
+    return json;
+}
+
+}  // namespace
+
 std::string ActionSettings::ClientConfigJson() const {
     return "{\"timeout_ms\":" + std::to_string(run.time_ms) + ",\"memory_limit_bytes\":" +
            std::to_string(run.memory_bytes) + ",\"max_code_bytes\":" + std::to_string(max_code_bytes) +
@@ -72,7 +90,8 @@ std::string ActionSettings::ClientConfigJson() const {
            ",\"max_fetch_count\":" + std::to_string(max_fetch_count) +
            ",\"max_key_requests\":" + std::to_string(max_key_requests) +
            ",\"fetch_timeout_ms\":" + std::to_string(fetch_timeout_ms) +
-           ",\"fetch_max_response_bytes\":" + std::to_string(fetch_max_response_bytes) + "}";
+           ",\"fetch_max_response_bytes\":" + std::to_string(fetch_max_response_bytes) + ",\"runtime\":" + RuntimeJson() +
+           "}";
 }
 
 }  // namespace sigil::workers

@@ -22,6 +22,7 @@
 #include "workers/sandbox/protocol.h"
 #include "workers/sandbox/seccomp.h"
 #include "workers/sandbox/transpiler.h"
+#include "workers/sandbox/web_globals.h"
 
 namespace sigil::workers {
 namespace {
@@ -208,7 +209,40 @@ duk_ret_t NativeOp(duk_context* ctx) {
     return 1;
 }
 
-void SendLog(const char* text, std::size_t len) { Send(SandboxLog{std::string(text, len)}); }
+// Duktape keeps a string built from UTF-16 surrogates (String.fromCharCode, TextDecoder, JSON
+// escapes) as one 3-byte sequence per surrogate (CESU-8), which is not UTF-8: text leaving the
+// run gets each pair as its 4-byte UTF-8 form and a lone surrogate as U+FFFD, as V8 writes them
+// to UTF-8.
+std::string WellFormedUtf8(const char* text, std::size_t len) {
+    std::string out;
+    out.reserve(len);
+    auto surrogate = [&](std::size_t i, unsigned char lo, unsigned char hi) {
+        return i + 2 < len && static_cast<unsigned char>(text[i]) == 0xED &&
+               static_cast<unsigned char>(text[i + 1]) >= lo && static_cast<unsigned char>(text[i + 1]) <= hi &&
+               (static_cast<unsigned char>(text[i + 2]) & 0xC0) == 0x80;
+    };
+    auto unit = [&](std::size_t i) {
+        return 0xD000u | ((static_cast<unsigned>(text[i + 1]) & 0x3Fu) << 6) | (static_cast<unsigned>(text[i + 2]) & 0x3Fu);
+    };
+    for (std::size_t i = 0; i < len;) {
+        if (surrogate(i, 0xA0, 0xAF) && surrogate(i + 3, 0xB0, 0xBF)) {
+            const unsigned cp = 0x10000u + ((unit(i) - 0xD800u) << 10) + (unit(i + 3) - 0xDC00u);
+            out += static_cast<char>(0xF0 | (cp >> 18));
+            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+            i += 6;
+        } else if (surrogate(i, 0xA0, 0xBF)) {
+            out += "\xEF\xBF\xBD";
+            i += 3;
+        } else {
+            out += text[i++];
+        }
+    }
+    return out;
+}
+
+void SendLog(const char* text, std::size_t len) { Send(SandboxLog{WellFormedUtf8(text, len)}); }
 
 duk_ret_t NativeLog(duk_context* ctx) {
     duk_size_t len = 0;
@@ -280,8 +314,11 @@ duk_ret_t SetUpGlobals(duk_context* ctx, void* udata) {
     duk_push_c_function(ctx, NativeRandom, 0);
     duk_put_global_string(ctx, "__sigil_random");
     InstallCryptoNatives(ctx);
+    InstallWebGlobalsNatives(ctx);
     if (options->install_test_natives != nullptr) options->install_test_natives(ctx);
     EvalRuntime(ctx, ShimsSource(), "shims.js");
+    EvalRuntime(ctx, WebGlobalsSource(), "globals.js");
+    EvalRuntime(ctx, WebPackagesSource(), "web_packages.js");
     EvalRuntime(ctx, PreludeSource(), "prelude.js");
     EvalRuntime(ctx, EthersSource(), "ethers.js");
     duk_eval_string_noresult(ctx, PRELUDE);
@@ -330,7 +367,7 @@ void CaptureError(duk_context* ctx, ChildState& st) {
     auto take = [ctx](duk_idx_t idx) {
         duk_size_t len = 0;
         const char* s = duk_get_lstring(ctx, idx, &len);
-        return s != nullptr ? std::string(s, len) : std::string();
+        return s != nullptr ? WellFormedUtf8(s, len) : std::string();
     };
     st.done.error.code = take(-3);
     st.done.error.message = take(-2);
@@ -359,8 +396,22 @@ bool LowerCode(ChildState& st, Transpiler& transpiler, SandboxRun& run) {
     return true;
 }
 
+// [params_json] -> []: js_params become globals before the code runs (prelude.js).
+duk_ret_t SetParams(duk_context* ctx, void*) {
+    duk_get_global_string(ctx, "__sigil_set_params");
+    duk_dup(ctx, 0);
+    duk_call(ctx, 1);
+    return 0;
+}
+
 // Runs the script and main; fills st.done. Every Duktape call here is protected.
 void Execute(duk_context* ctx, ChildState& st, const SandboxRun& run) {
+    duk_push_lstring(ctx, run.params_json.data(), run.params_json.size());
+    if (duk_safe_call(ctx, SetParams, nullptr, 1, 1) != DUK_EXEC_SUCCESS) {
+        CaptureError(ctx, st);
+        return;
+    }
+    duk_pop(ctx);
     duk_push_string(ctx, "action.js");
     if (duk_pcompile_lstring_filename(ctx, 0, run.code.data(), run.code.size()) != 0 ||
         duk_pcall(ctx, 0) != DUK_EXEC_SUCCESS) {
@@ -376,7 +427,7 @@ void Execute(duk_context* ctx, ChildState& st, const SandboxRun& run) {
     duk_size_t len = 0;
     const char* json = duk_get_lstring(ctx, -1, &len);
     st.done.ok = true;
-    st.done.response_json.assign(json != nullptr ? json : "", json != nullptr ? len : 0);
+    st.done.response_json = WellFormedUtf8(json != nullptr ? json : "", json != nullptr ? len : 0);
     duk_pop(ctx);
 }
 

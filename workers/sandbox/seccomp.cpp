@@ -76,6 +76,7 @@ const sock_filter FILTER[] = {
     SC_ALLOW(__NR_clock_gettime),
     SC_ALLOW(__NR_gettimeofday),
     SC_ALLOW(__NR_futex),
+    SC_ALLOW(__NR_getrandom),  // crypto.getRandomValues (web_globals.cpp)
 #if defined(SIGIL_SANDBOX_SANITIZED)
     SC_ALLOW(__NR_sigaltstack),
 #endif

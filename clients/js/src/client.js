@@ -218,7 +218,8 @@ export class SigilClient {
     const body = Object.fromEntries(Object.entries({ code, ipfs_id, pkp_id, js_params }).filter(([, v]) => v !== undefined));
     return this.request('POST', 'sigil_action', { body });
   }
-  /// GET /get_action_client_config -> the limits every run is held to.
+  /// GET /get_action_client_config -> the limits every run is held to, and `runtime`: {engine,
+  /// syntax_level, lowering, ethers_version, web_globals} (what an action's code can use).
   getActionClientConfig() { return this.request('GET', 'get_action_client_config', { auth: false }); }
 
   // ---- configuration and public information ----

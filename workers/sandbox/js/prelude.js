@@ -6,7 +6,8 @@
  *                                                Error (message safe to show) when it fails
  *   __sigil_log(text)                            appends one console line to the run's log
  * Both are captured here and removed from the global object when configurable, so actions
- * normally see only this API. Evaluation order in a run heap: natives, shims.js, prelude.js,
+ * normally see only this API. Evaluation order in a run heap: natives, shims.js, globals.js and
+ * web_packages.js (the web globals: fetch below answers their Response), prelude.js,
  * then anything that freezes the built-ins (shims.js extends their prototypes).
  * Every op is synchronous: values are returned directly, and `await` on them (lowered to a
  * plain expression by the transpiler) works.
@@ -124,58 +125,56 @@
     };
 
     // --- fetch: through the worker, which applies the count, size, time and address limits --
-    function Headers(map) {
-        var lower = {};
-        for (var k in map) {
-            if (Object.prototype.hasOwnProperty.call(map, k)) lower[String(k).toLowerCase()] = String(map[k]);
-        }
-        this._map = lower;
-    }
-    Headers.prototype.get = function (name) {
-        var v = this._map[String(name).toLowerCase()];
-        return v === undefined ? null : v;
-    };
-    Headers.prototype.has = function (name) { return this.get(name) !== null; };
-    Headers.prototype.forEach = function (fn, self) {
-        for (var k in this._map) fn.call(self, this._map[k], k, this);
-    };
-    Headers.prototype.toJSON = function () { return this._map; };
-
+    // The answer is a web Response (globals.js) with its Headers; request headers may be a
+    // Headers, an array of pairs or a plain object, as in a browser.
+    var WebHeaders = global.Headers, WebResponse = global.Response, WebRequest = global.Request;
     function PlainHeaders(h) {
-        if (!h) return {};
-        if (h instanceof Headers) return h._map;
-        if (Array.isArray(h)) {
-            var out = {};
-            for (var i = 0; i < h.length; i++) out[h[i][0]] = String(h[i][1]);
-            return out;
-        }
-        return h;
+        var out = {};
+        if (h === undefined || h === null) return out;
+        new WebHeaders(h).forEach(function (value, name) { out[name] = value; });
+        return out;
     }
 
     global.fetch = function (input, init) {
         init = init || {};
-        var url = typeof input === 'string' ? input : (input && input.url) || String(input);
+        var request = input instanceof WebRequest ? input : null;
+        var url = request ? request.url : String(input);
+        var method = init.method || (request ? request.method : 'GET');
+        var headers = init.headers !== undefined ? init.headers : request ? request.headers : undefined;
         var body = init.body;
+        if (body === undefined && request && typeof request._bodyText === 'string' && request._bodyText !== '') body = request._bodyText;
         if (body !== undefined && body !== null && typeof body !== 'string') {
             body = IsBytes(body) ? BytesToArray(body) : String(body);
         }
         var reply = Op('fetch', {
             url: url,
-            method: init.method ? String(init.method).toUpperCase() : 'GET',
-            headers: PlainHeaders(init.headers),
+            method: String(method).toUpperCase(),
+            headers: PlainHeaders(headers),
             body: body === null ? undefined : body
         }) || {};
-        var text = typeof reply.body === 'string' ? reply.body : '';
         var status = reply.status | 0;
-        return {
-            url: reply.url || url,
-            status: status,
+        // whatwg-fetch's Response refuses statuses outside 200-599; a real fetch never gives one.
+        var response = new WebResponse(typeof reply.body === 'string' ? reply.body : '', {
+            status: status >= 200 && status <= 599 ? status : 200,
             statusText: reply.statusText || '',
-            ok: status >= 200 && status <= 299,
-            headers: new Headers(reply.headers || {}),
-            text: function () { return text; },
-            json: function () { return JSON.parse(text); }
-        };
+            headers: reply.headers || {},
+            url: reply.url || url
+        });
+        // Promise-valued like a real fetch: `await fetch(...)` and `.then` both work.
+        return Promise.resolve(response);
+    };
+
+    // --- js_params as globals --------------------------------------------------------------
+    // Lit actions read their params as globals (`toSign`, `publicKey`) or as `jsParams`; the
+    // sandbox calls this with js_params before the action's code runs. A param never replaces
+    // a global that exists (Lit, ethers, console...).
+    global.__sigil_set_params = function (paramsJson) {
+        var params = JSON.parse(paramsJson);
+        if (params === null || typeof params !== 'object') return;
+        if (!('jsParams' in global)) global.jsParams = params;
+        for (var key in params) {
+            if (Object.prototype.hasOwnProperty.call(params, key) && !(key in global)) global[key] = params[key];
+        }
     };
 
     // --- await and main ------------------------------------------------------------------

@@ -431,22 +431,22 @@
         define(PromiseShim, 'race', function race(iterable) {
             return Combine(iterable, function (p, i, st, resolve, reject) { p.then(resolve, reject); }, function () {});
         });
+        // AggregateError comes from globals.js, evaluated after this file (looked up per call).
+        var AllRejected = function (errors) {
+            if (typeof global.AggregateError === 'function') return new global.AggregateError(errors, 'All promises were rejected');
+            var e = new Error('All promises were rejected');
+            e.name = 'AggregateError';
+            e.errors = errors;
+            return e;
+        };
         define(PromiseShim, 'any', function any(iterable) {
             return Combine(iterable, function (p, i, st, resolve, reject) {
                 p.then(resolve, function (r) {
                     st.out[i] = r;
-                    if (--st.left === 0) {
-                        var e = new Error('All promises were rejected');
-                        e.name = 'AggregateError';
-                        e.errors = st.out;
-                        reject(e);
-                    }
+                    if (--st.left === 0) reject(AllRejected(st.out));
                 });
             }, function (resolve, reject) {
-                var e = new Error('All promises were rejected');
-                e.name = 'AggregateError';
-                e.errors = [];
-                reject(e);
+                reject(AllRejected([]));
             });
         });
         define(global, 'Promise', PromiseShim);

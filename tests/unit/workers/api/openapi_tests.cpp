@@ -306,6 +306,14 @@ public:
         CPPUNIT_ASSERT_EQUAL(std::uint64_t{102400}, d["max_console_log_bytes"].GetUint64());
         CPPUNIT_ASSERT_EQUAL(std::uint64_t{50}, d["max_fetch_count"].GetUint64());
         CPPUNIT_ASSERT_EQUAL(std::uint64_t{10}, d["max_key_requests"].GetUint64());
+        // The runtime's level, from the build (runtime_level.h).
+        const auto& runtime = d["runtime"];
+        CPPUNIT_ASSERT_EQUAL(std::string("duktape "), std::string(runtime["engine"].GetString()).substr(0, 8));
+        CPPUNIT_ASSERT_EQUAL(std::string("5."), std::string(runtime["ethers_version"].GetString()).substr(0, 2));
+        CPPUNIT_ASSERT(runtime["syntax_level"].IsString());
+        bool has_url = false;
+        for (const auto& g : runtime["web_globals"].GetArray()) has_url = has_url || std::string(g.GetString()) == "URL";
+        CPPUNIT_ASSERT(has_url);
     }
 
     void testGroupInputIsValidated() {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "workers/sandbox/transpiler.h"
+#include "workers/sandbox/web_globals.h"
 
 using namespace sigil::workers;
 using sigil::common::ErrorKind;
@@ -38,6 +39,14 @@ duk_ret_t FakeLog(duk_context* ctx) {
     return 0;
 }
 
+// Fake __sigil_random_fill (globals.js needs one): fills with a counter.
+duk_ret_t FakeRandomFill(duk_context* ctx) {
+    duk_size_t size = 0;
+    auto* out = static_cast<unsigned char*>(duk_require_buffer_data(ctx, 0, &size));
+    for (duk_size_t i = 0; i < size; ++i) out[i] = static_cast<unsigned char>(i);
+    return 0;
+}
+
 struct HeapFree {
     void operator()(duk_context* ctx) const { duk_destroy_heap(ctx); }
 };
@@ -61,8 +70,12 @@ std::string RunLowered(const std::string& code, const std::string& params = "{}"
     duk_put_global_string(ctx, "__sigil_op");
     duk_push_c_function(ctx, FakeLog, 1);
     duk_put_global_string(ctx, "__sigil_log");
+    duk_push_c_function(ctx, FakeRandomFill, 1);
+    duk_put_global_string(ctx, "__sigil_random_fill");
     std::string error;
     if (!Eval(ctx, ShimsSource(), error)) return "ERR: shims: " + error;
+    if (!Eval(ctx, WebGlobalsSource(), error)) return "ERR: globals: " + error;
+    if (!Eval(ctx, WebPackagesSource(), error)) return "ERR: web packages: " + error;
     if (!Eval(ctx, PreludeSource(), error)) return "ERR: prelude: " + error;
     if (!Eval(ctx, code, error)) return "ERR: code: " + error;
     std::string call = "String(__sigil_run_main('" + params + "'))";
@@ -310,7 +323,11 @@ public:
                             "['__sigil_op', '__sigil_log'].forEach(function (n) {"
                             "  Object.defineProperty(this, n, { writable: false, configurable: false }); }, this);",
                             error));
+        duk_push_c_function(ctx, FakeRandomFill, 1);
+        duk_put_global_string(ctx, "__sigil_random_fill");
         CPPUNIT_ASSERT_MESSAGE(error, Eval(ctx, ShimsSource(), error));
+        CPPUNIT_ASSERT_MESSAGE(error, Eval(ctx, WebGlobalsSource(), error));
+        CPPUNIT_ASSERT_MESSAGE(error, Eval(ctx, WebPackagesSource(), error));
         CPPUNIT_ASSERT_MESSAGE(error, Eval(ctx, PreludeSource(), error));
         CPPUNIT_ASSERT(duk_peval_string(ctx, "Sigil.Actions.getPublicKey({ pkpId: 'k' })") == 0);
         CPPUNIT_ASSERT_EQUAL(std::string(R"(getPublicKey:{"pkpId":"k"})"), std::string(duk_safe_to_string(ctx, -1)));
@@ -328,8 +345,8 @@ public:
     void testFetchReturnsResponse() {
         const std::string src =
             "async function main() { const r = await fetch('https://example.com/x', { method: 'post', body: 'b' });"
-            "  const j = await r.json();"
-            "  return [r.status, r.ok, r.headers.get('content-type'), j.echo, await r.text()]; }";
+            "  const t = await r.text(); const j = JSON.parse(t);"
+            "  return [r.status, r.ok, r.headers.get('content-type'), j.echo, t]; }";
         CPPUNIT_ASSERT_EQUAL(std::string(R"([201,true,"application/json","x","{\"echo\":\"x\"}"])"),
                              LowerAndRun(src));
     }

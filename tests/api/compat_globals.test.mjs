@@ -1,0 +1,315 @@
+// The web globals and script shapes of published actions (DESIGN.md section 5, issue 16), through
+// the whole stack: each global's behaviour is the answer of Node (which has them all natively)
+// running the same code, error cases included (compared by error class, name and DOMException
+// code, since messages differ in wording); the script shapes actions use; the runtime's level in
+// get_action_client_config.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startStack, assertOk, newAccount, addGroup, addUsageKey, SOURCE_DIR } from './stack.mjs';
+
+let stack;
+let server;
+let serverUrl;
+const s = {};
+
+before(async () => {
+  // Echoes what a fetch sent, with a few response headers to read back.
+  server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      const status = req.url.startsWith('/missing') ? 404 : 200;
+      res.writeHead(status, 'Status ' + status, { 'Content-Type': 'application/json; charset=utf-8', 'X-Test': 'yes' });
+      res.end(JSON.stringify({ method: req.method, url: req.url, body, a: req.headers['x-a'] ?? null, b: req.headers['x-b'] ?? null, text: 'é€😀' }));
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  serverUrl = `http://127.0.0.1:${server.address().port}`;
+  stack = await startStack({ workers: 1, actions: ['fetch_allowed_addresses = 127.0.0.1', 'max_fetch_count = 10'] });
+  s.owner = (await newAccount(stack, 'globals')).api_key;
+  s.group = await addGroup(stack, s.owner, 'runners');
+  s.executor = await addUsageKey(stack, s.owner, { execute_in_groups: [Number(s.group)] });
+});
+
+after(async () => {
+  await stack?.stop();
+  server?.closeAllConnections();
+  server?.close();
+});
+
+async function run(code, params) {
+  const cid = assertOk(await stack.request('POST', 'get_sigil_action_ipfs_id', { rawBody: JSON.stringify(code) }));
+  assertOk(await stack.request('POST', 'add_action_to_group', { key: s.owner, body: { group_id: s.group, action_ipfs_cid: cid } }));
+  const body = { code };
+  if (params !== undefined) body.js_params = params;
+  const r = await stack.request('POST', 'sigil_action', { key: s.executor, body });
+  assert.equal(r.status, 200, r.text.slice(0, 400));
+  return r.json;
+}
+
+// The same helpers on both sides: an error becomes its class, name and DOMException code.
+const HELPERS = `
+function describeError(e) {
+  var cls = e instanceof DOMException ? 'DOMException' : e instanceof AggregateError ? 'AggregateError' :
+    e instanceof TypeError ? 'TypeError' : e instanceof RangeError ? 'RangeError' : e instanceof SyntaxError ? 'SyntaxError' :
+    e instanceof Error ? 'Error' : typeof e;
+  return { threw: cls, name: e && e.name, code: e instanceof DOMException ? e.code : undefined };
+}
+function attempt(f) { try { return { value: f() }; } catch (e) { return describeError(e); } }
+async function attemptAsync(f) { try { return { value: await f() }; } catch (e) { return describeError(e); } }
+function bytes(v) { return Array.from(new Uint8Array(v.buffer ? v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength) : v)); }
+`;
+
+// Runs BODY (the inside of an async function returning a JSON-able value) in the sandbox and in
+// Node, and checks the two answers are the same.
+async function compareWithNode(body) {
+  const j = await run(`${HELPERS}\nasync function main() {\n${body}\n}`);
+  assert.equal(j.has_error, false, JSON.stringify(j.error));
+  const AsyncFunction = (async () => {}).constructor;
+  const expected = JSON.parse(JSON.stringify(await new AsyncFunction(`${HELPERS}\n${body}`)()));
+  assert.deepEqual(j.response, expected);
+  return expected;
+}
+
+test('URL: parsing, relative resolution, components, setters and invalid input as in Node', async () => {
+  const r = await compareWithNode(`
+    var out = {};
+    ['https://user:pw@Example.COM:8080/a/b/../c/./d?x=1&y=%20z&e=\\u00e9#frag', 'http://a.com/b/c/d',
+     'HTTP://[::1]:80/x', 'file:///etc/passwd', 'mailto:someone@example.com', 'http://192.168.0.1.:443/',
+     'https://example.com/path with spaces/\\u00fc?q=a b', 'http://0x7f.1/', 'data:text/plain,hi'].forEach(function (s) {
+      var u = new URL(s);
+      out[s] = [u.href, u.origin, u.protocol, u.username, u.password, u.host, u.hostname, u.port, u.pathname, u.search, u.hash, u.toJSON(), String(u)];
+    });
+    out.relative = ['../x', '/root', '?q=1', '#h', '//other.org/p', 'g;x?y#s'].map(function (rel) { return new URL(rel, 'http://a.com/b/c/d;p?q').href; });
+    var u = new URL('https://example.com/a?b=1');
+    u.pathname = '/x y'; u.search = '?q=a b&c=\\u00e9'; u.hash = 'frag ment'; u.port = '8443'; u.username = 'us er'; u.protocol = 'http';
+    u.searchParams.append('added', '1&2');
+    out.set = u.href;
+    out.params = Array.from(u.searchParams.entries());
+    out.errors = ['nope', 'http://[::1', 'http://exa mple.com', '', 'https://:80'].map(function (s) { return attempt(function () { return new URL(s).href; }); });
+    out.noBase = attempt(function () { return new URL('/relative').href; });
+    out.badBase = attempt(function () { return new URL('/x', 'not a base').href; });
+    return out;`);
+  assert.equal(r.relative[0], 'http://a.com/b/x'); // the referee itself answered something real
+});
+
+test('URLSearchParams: construction forms, mutation, sort, encoding and iteration as in Node', async () => {
+  await compareWithNode(`
+    var out = {};
+    var sp = new URLSearchParams('?a=1&b=2&a=3&c=%20x+y&d=%E2%82%AC&e&=v');
+    out.parsed = Array.from(sp.entries());
+    out.getAll = sp.getAll('a'); out.get = [sp.get('a'), sp.get('zz'), sp.has('b'), sp.has('zz')];
+    sp.append('f', 'a b&c=d\\u00fc+'); sp.set('a', 'only'); sp.delete('b'); sp.sort();
+    out.after = sp.toString();
+    out.keys = Array.from(sp.keys()); out.values = Array.from(sp.values());
+    var seen = []; sp.forEach(function (v, k) { seen.push(k + '=' + v); }); out.forEach = seen;
+    out.fromObject = new URLSearchParams({ x: '1', y: 'two words', z: '\\u00e9' }).toString();
+    out.fromPairs = new URLSearchParams([['p', '1'], ['p', '2'], ['q', '']]).toString();
+    out.fromParams = new URLSearchParams(new URLSearchParams('k=v')).toString();
+    out.special = new URLSearchParams({ s: "!'()*~-._ +/?:@&=" }).toString();
+    out.badPair = attempt(function () { return new URLSearchParams([['only-one']]).toString(); });
+    return out;`);
+});
+
+test('TextEncoder and TextDecoder: UTF-8, replacement, BOM, fatal, stream and labels as in Node', async () => {
+  await compareWithNode(`
+    var out = {};
+    var enc = new TextEncoder();
+    out.encoding = enc.encoding;
+    out.encoded = ['', 'hello', 'h\\u00e9\\u20ac\\ud83d\\ude00', '\\ud800 lone', 'a\\udc00b'].map(function (s) { return bytes(enc.encode(s)); });
+    var d = new TextDecoder();
+    out.decoderProps = [d.encoding, d.fatal, d.ignoreBOM];
+    var samples = [[0x68, 0xc3, 0xa9], [0xef, 0xbb, 0xbf, 0x68, 0x69], [0xff, 0x41, 0xc3], [0xe2, 0x82], [0xf0, 0x9f, 0x98, 0x80], [0xed, 0xa0, 0x80], [0xc0, 0xaf]];
+    out.decoded = samples.map(function (b) { return d.decode(new Uint8Array(b)); });
+    out.ignoreBOM = new TextDecoder('utf-8', { ignoreBOM: true }).decode(new Uint8Array([0xef, 0xbb, 0xbf, 0x41]));
+    out.arrayBuffer = d.decode(new Uint8Array([0x61, 0x62, 0x63]).buffer);
+    out.subarray = d.decode(new Uint8Array([0x61, 0x62, 0x63, 0x64]).subarray(1, 3));
+    out.empty = d.decode();
+    out.fatal = samples.map(function (b) { return attempt(function () { return new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(b)); }); });
+    var sd = new TextDecoder();
+    out.stream = [sd.decode(new Uint8Array([0xe2, 0x82]), { stream: true }), sd.decode(new Uint8Array([0xac, 0x41]), { stream: true }), sd.decode()];
+    out.labels = ['utf8', 'UTF-8', ' unicode-1-1-utf-8 '].map(function (l) { return new TextDecoder(l).encoding; });
+    out.badLabel = attempt(function () { return new TextDecoder('no-such-encoding').encoding; });
+    return out;`);
+});
+
+test('atob and btoa: round trips, whitespace, padding and InvalidCharacterError as in Node', async () => {
+  await compareWithNode(`
+    var out = {};
+    var all = ''; for (var i = 0; i < 256; i++) all += String.fromCharCode(i);
+    out.all = btoa(all);
+    out.roundTrip = atob(out.all) === all;
+    out.values = ['', 'f', 'fo', 'foo', 'hello world'].map(btoa);
+    out.decoded = ['aGk=', 'aGk', ' a G k = ', 'aGVsbG8gd29ybGQ=', 'YQ==', '', 'ab\\tcd\\n'].map(function (s) { return attempt(function () { return atob(s); }); });
+    out.bad = ['a', 'aGk==', '@@@@', 'aGk=a', '\\u00e9'].map(function (s) { return attempt(function () { return atob(s); }); });
+    out.btoaBad = ['\\u0100', '\\u20ac'].map(function (s) { return attempt(function () { return btoa(s); }); });
+    out.coerce = [btoa(123), atob(null === null ? 'bnVsbA==' : '')];
+    return out;`);
+});
+
+test('crypto.getRandomValues and randomUUID: in place, bounded, random, and the errors as in Node', async () => {
+  const r = await compareWithNode(`
+    var out = {};
+    var a = new Uint8Array(64);
+    out.same = crypto.getRandomValues(a) === a;
+    out.notZero = Array.from(a).some(function (x) { return x !== 0; });
+    var b = crypto.getRandomValues(new Uint8Array(64));
+    out.differ = Array.from(a).join() !== Array.from(b).join();
+    out.kinds = [Int8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array].map(function (T) { return crypto.getRandomValues(new T(4)).length; });
+    out.max = crypto.getRandomValues(new Uint8Array(65536)).length;
+    out.view = (function () { var buf = new Uint8Array(8); crypto.getRandomValues(buf.subarray(2, 4)); return [buf[0], buf[1], buf[4], buf[7]]; })();
+    out.errors = [function () { return crypto.getRandomValues(new Uint8Array(65537)); },
+                  function () { return crypto.getRandomValues(new Uint32Array(16385)); },
+                  function () { return crypto.getRandomValues(new Float64Array(1)); },
+                  function () { return crypto.getRandomValues([1, 2]); }].map(function (f) { var r = attempt(f); return r.value ? 'no error' : r; });
+    var re = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    var ids = []; for (var i = 0; i < 20; i++) ids.push(crypto.randomUUID());
+    out.uuid = ids.every(function (id) { return re.test(id); });
+    out.uuidUnique = ids.filter(function (id, i) { return ids.indexOf(id) === i; }).length;
+    return out;`);
+  assert.equal(r.uuid, true);
+  assert.equal(r.errors[0].name, 'QuotaExceededError');
+});
+
+test('Headers, Request and Response: construction, case, combining, bodies and errors as in Node', async () => {
+  await compareWithNode(`
+    var out = {};
+    var h = new Headers({ 'Content-Type': 'text/plain', 'X-A': '1' });
+    h.append('x-a', '2'); h.set('X-B', ' padded '); h.append('X-C', 'c');
+    h.delete('x-c');
+    out.get = [h.get('content-type'), h.get('X-A'), h.get('x-b'), h.get('x-c'), h.has('X-B'), h.has('nope')];
+    out.fromPairs = new Headers([['A', '1'], ['a', '2']]).get('a');
+    out.fromHeaders = new Headers(h).get('x-a');
+    var names = []; h.forEach(function (v, k) { names.push(k + ':' + v); }); out.forEach = names;
+    out.entries = Array.from(h.entries()); out.keys = Array.from(h.keys()); out.values = Array.from(h.values());
+    out.badName = attempt(function () { return new Headers({ 'a b': 'c' }); });
+    out.badPair = attempt(function () { return new Headers([['a']]); });
+    var r = new Response('{"a":[1,2],"t":"\\u00e9"}', { status: 201, statusText: 'Created', headers: { 'X-Y': 'z' } });
+    out.response = [r.ok, r.status, r.statusText, r.headers.get('x-y'), r.bodyUsed, r.type];
+    out.json = await r.json();
+    out.used = r.bodyUsed;
+    out.again = await attemptAsync(function () { return r.text(); });
+    out.text = await new Response('h\\u00e9llo').text();
+    out.arrayBuffer = bytes(await new Response('h\\u00e9').arrayBuffer());
+    out.fromBytes = await new Response(new Uint8Array([0x68, 0xc3, 0xa9])).text();
+    out.notOk = [new Response('', { status: 404 }).ok, new Response(null, { status: 299 }).ok, new Response('').status];
+    out.badStatus = attempt(function () { return new Response('', { status: 99 }); });
+    var req = new Request('https://example.com/x', { method: 'POST', body: 'payload', headers: { 'X-R': '1' } });
+    out.request = [req.url, req.method, req.headers.get('x-r'), await req.text()];
+    return out;`);
+});
+
+test('Promise.allSettled, Promise.any and AggregateError as in Node', async () => {
+  await compareWithNode(`
+    var out = {};
+    out.settled = await Promise.allSettled([1, Promise.resolve(2), Promise.reject(new Error('no')), new Promise(function (r) { setTimeout(function () { r(4); }, 5); })]);
+    out.settled[2].reason = out.settled[2].reason.message;
+    out.anyFirst = await Promise.any([Promise.reject(1), Promise.resolve(2), 3]);
+    var e = await attemptAsync(function () { return Promise.any([Promise.reject(1), Promise.reject(new TypeError('t'))]); });
+    out.anyAllRejected = e;
+    try { await Promise.any([Promise.reject('a'), Promise.reject('b')]); } catch (err) { out.errors = err.errors; out.message = err.message; out.isError = err instanceof Error; }
+    out.anyEmpty = await attemptAsync(function () { return Promise.any([]); });
+    var ae = new AggregateError([1, 2], 'msg');
+    out.aggregate = [ae.name, ae.message, ae.errors, ae instanceof Error, String(ae)];
+    var order = []; queueMicrotask(function () { order.push('micro'); }); order.push('sync'); await null; out.order = order;
+    return out;`);
+});
+
+test('structuredClone: deep copies, cycles, built-in types and DataCloneError as in Node', async () => {
+  await compareWithNode(`
+    var out = {};
+    var src = { a: 1, s: 'x', n: null, u: undefined, neg: -0, arr: [1, [2, 3]], d: new Date(86400000), re: /ab+c/gi,
+      m: new Map([['k', { v: 1 }]]), set: new Set([1, 'two']), bytes: new Uint8Array([1, 2, 3]), big: 12345678901234567890 };
+    src.self = src;
+    var c = structuredClone(src);
+    out.distinct = [c !== src, c.arr !== src.arr, c.arr[1] !== src.arr[1], c.self === c, c.m !== src.m];
+    out.values = [c.a, c.s, c.n, c.u === undefined && 'u' in c, Object.is(c.neg, -0), c.arr, c.d.getTime(), c.d instanceof Date,
+      c.re.source, c.re.flags, c.re instanceof RegExp, c.m.get('k'), c.m instanceof Map, Array.from(c.set), c.set instanceof Set,
+      Array.from(c.bytes), c.bytes instanceof Uint8Array, c.big];
+    var e = structuredClone(new RangeError('bad'));
+    out.error = [e instanceof RangeError, e.name, e.message];
+    out.fn = attempt(function () { return structuredClone(function () {}); });
+    out.nested = attempt(function () { return structuredClone({ f: function () {} }); });
+    out.primitive = [structuredClone(5), structuredClone('s'), structuredClone(null)];
+    return out;`);
+});
+
+test('fetch answers a Response with Headers; request headers as Headers, pairs or an object', async () => {
+  const sandboxAndNode = (body) => compareWithNode(`var base = ${JSON.stringify(serverUrl)};\n${body}`);
+  await sandboxAndNode(`
+    var out = {};
+    var r = await fetch(base + '/a?x=1', { headers: new Headers({ 'X-A': 'from-headers' }) });
+    out.r = [r instanceof Response, r.ok, r.status, r.statusText, r.headers.get('content-type'), r.headers.get('X-TEST'), r.headers instanceof Headers];
+    out.json = await r.json();
+    var p = await fetch(base + '/b', { method: 'post', body: 'payload', headers: [['X-A', 'pairs'], ['X-B', 'two']] });
+    out.p = await p.json();
+    var t = await fetch(base + '/c', { headers: { 'x-b': 'object' } });
+    out.text = JSON.parse(await t.text()).b;
+    out.bytes = bytes(await (await fetch(base + '/d')).arrayBuffer()).length;
+    var m = await fetch(base + '/missing');
+    out.missing = [m.ok, m.status, m.statusText];
+    out.then = await fetch(base + '/e').then(function (res) { return res.json(); }).then(function (j) { return j.url; });
+    return out;`);
+});
+
+test('script shapes: no main with setResponse (plain, top-level await, async IIFE), const/let/function main', async () => {
+  const shapes = [
+    ['Lit.Actions.setResponse({ response: "plain" });', 'plain'],
+    ['(async () => { const v = await Promise.resolve("iife"); Lit.Actions.setResponse({ response: v }); })();', 'iife'],
+    ['(async function () { const r = await new Promise((ok) => setTimeout(() => ok("timer"), 10)); LitActions.setResponse({ response: r }); })();', 'timer'],
+    ['const go = async () => { Lit.Actions.setResponse({ response: JSON.stringify({ n: 42 }) }); };\ngo();', '{"n":42}'],
+    ['const main = async (params) => { return params.n * 2; };', 42],
+    ['let main = async ({ n }) => n + 1;', 22],
+    ['var main = function (p) { return "var " + p.n; };', 'var 21'],
+    ['function main(params) { return { got: params.n }; }', { got: 21 }],
+    ['async function main(params) { const v = await Promise.resolve(params.n); return `v=${v}`; }', 'v=21'],
+  ];
+  for (const [code, expected] of shapes) {
+    const j = await run(code, { n: 21 });
+    assert.equal(j.has_error, false, `${code}: ${JSON.stringify(j.error)}`);
+    assert.deepEqual(j.response, expected, code);
+  }
+});
+
+test('script shapes: top-level await with setResponse', async () => {
+  const j = await run('const v = await Promise.resolve("top-level");\nLit.Actions.setResponse({ response: v });');
+  assert.equal(j.has_error, false, JSON.stringify(j.error));
+  assert.equal(j.response, 'top-level');
+});
+
+test('js_params reach the code as main\'s argument, as globals and as jsParams; a param never hides a global', async () => {
+  const code = `
+    Lit.Actions.setResponse({ response: JSON.stringify({
+      global: typeof toSign !== 'undefined' ? toSign : null,
+      jsParams: jsParams.publicKey,
+      consoleKept: typeof console.log,
+      litKept: typeof Lit.Actions.setResponse,
+    }) });`;
+  const j = await run(code, { toSign: [1, 2, 3], publicKey: '0x04ab', console: 'x', Lit: 'y' });
+  assert.equal(j.has_error, false, JSON.stringify(j.error));
+  assert.deepEqual(JSON.parse(j.response), { global: [1, 2, 3], jsParams: '0x04ab', consoleKept: 'function', litKept: 'function' });
+  const m = await run('async function main(p) { return [p.toSign, toSign === p.toSign || JSON.stringify(toSign) === JSON.stringify(p.toSign)]; }', { toSign: 'abc' });
+  assert.deepEqual(m.response, ['abc', true]);
+});
+
+test('get_action_client_config reports the runtime level, and every listed global exists in a run', async () => {
+  const j = assertOk(await stack.request('GET', 'get_action_client_config'));
+  const ethers5 = JSON.parse(readFileSync(join(SOURCE_DIR, 'node_modules/ethers5/package.json'), 'utf8')).version;
+  const buble = JSON.parse(readFileSync(join(SOURCE_DIR, 'node_modules/buble/package.json'), 'utf8')).version;
+  assert.match(j.runtime.engine, /^duktape \d+\.\d+\.\d+$/);
+  assert.equal(j.runtime.ethers_version, ethers5);
+  assert.equal(j.runtime.lowering, `buble ${buble}`);
+  assert.match(j.runtime.syntax_level, /^es20\d\d$/);
+  for (const g of ['URL', 'URLSearchParams', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'crypto.getRandomValues',
+    'crypto.randomUUID', 'Headers', 'Response', 'Promise.allSettled', 'Promise.any']) {
+    assert.ok(j.runtime.web_globals.includes(g), g);
+  }
+  const probe = await run(`function main() { return ${JSON.stringify(j.runtime.web_globals)}.filter(function (name) {
+    var v = globalThis; name.split('.').forEach(function (k) { v = v === undefined ? undefined : v[k]; });
+    return typeof v !== 'function'; }); }`);
+  assert.deepEqual(probe.response, []);
+  assert.equal(typeof j.timeout_ms, 'number');
+});

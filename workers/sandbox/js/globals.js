@@ -1,0 +1,280 @@
+/*
+ * globals.js: the web globals actions written for V8/Deno use (DESIGN.md section 5), put together
+ * from npm packages that the build joins into web_packages.js (js_bundle.mjs):
+ *   URL, URLSearchParams        whatwg-url-without-unicode (the WHATWG URL Standard's reference
+ *                               implementation, less IDNA mapping: punycode only)
+ *   TextEncoder, TextDecoder    text-encoding-utf-8 (the Encoding Standard's UTF-8 with fatal,
+ *                               ignoreBOM and stream)
+ *   atob, btoa                  base-64
+ *   Headers, Request, Response  whatwg-fetch (its fetch is not used: prelude.js has the real one)
+ *   structuredClone             @ungap/structured-clone
+ * and thin glue here: DOMException with the legacy codes, crypto.getRandomValues over a native
+ * that reads the kernel's getrandom, crypto.randomUUID, AggregateError for Promise.any.
+ *
+ * Evaluation order in the prepared heap: natives, shims.js, this file, web_packages.js (which
+ * calls __sigil_modules_install below), prelude.js. Everything here is plain ES5.1.
+ */
+(function (global) {
+    'use strict';
+
+    var nativeRandom = global.__sigil_random_fill;
+    if (typeof nativeRandom !== 'function') throw new Error('globals.js: __sigil_random_fill must come first');
+    delete global.__sigil_random_fill;
+
+    function define(target, name, value) {
+        Object.defineProperty(target, name, { value: value, writable: true, configurable: true, enumerable: false });
+    }
+
+    // --- Array.prototype[Symbol.iterator]: Duktape 2.7 has Symbol.iterator but no array
+    // iterator; URLSearchParams' iterators (webidl2js) derive %IteratorPrototype% from one.
+    if (typeof Symbol === 'function' && Symbol.iterator && typeof Array.prototype[Symbol.iterator] !== 'function') {
+        var IteratorPrototype = {};
+        define(IteratorPrototype, Symbol.iterator, function () { return this; });
+        var ArrayIteratorPrototype = Object.create(IteratorPrototype);
+        define(ArrayIteratorPrototype, 'next', function next() {
+            var a = this.__array;
+            if (a === undefined || this.__index >= a.length) {
+                this.__array = undefined;
+                return { value: undefined, done: true };
+            }
+            var i = this.__index++;
+            return { value: this.__kind === 'keys' ? i : this.__kind === 'values' ? a[i] : [i, a[i]], done: false };
+        });
+        var ArrayIterator = function (array, kind) {
+            var it = Object.create(ArrayIteratorPrototype);
+            define(it, '__array', Object(array));
+            define(it, '__index', 0);
+            define(it, '__kind', kind);
+            return it;
+        };
+        var values = function values() { return ArrayIterator(this, 'values'); };
+        define(Array.prototype, Symbol.iterator, values);
+        if (typeof Array.prototype.values !== 'function') define(Array.prototype, 'values', values);
+        if (typeof Array.prototype.keys !== 'function') define(Array.prototype, 'keys', function keys() { return ArrayIterator(this, 'keys'); });
+        if (typeof Array.prototype.entries !== 'function') define(Array.prototype, 'entries', function entries() { return ArrayIterator(this, 'entries'); });
+    }
+
+    // Object.prototype.toString names shims.js's collections as the built-ins' would
+    // ([object Map]); structuredClone tells a Map from a plain object that way.
+    if (typeof Symbol === 'function' && Symbol.toStringTag) {
+        ['Map', 'Set', 'WeakMap'].forEach(function (name) {
+            var C = global[name];
+            if (typeof C === 'function' && !Object.prototype.hasOwnProperty.call(C.prototype, Symbol.toStringTag)) {
+                Object.defineProperty(C.prototype, Symbol.toStringTag, { value: name, writable: false, configurable: true, enumerable: false });
+            }
+        });
+    }
+
+    // --- DOMException: name, message and the legacy numeric code, as in WebIDL ------------
+    var LEGACY_CODES = {
+        IndexSizeError: 1, HierarchyRequestError: 3, WrongDocumentError: 4, InvalidCharacterError: 5,
+        NoModificationAllowedError: 7, NotFoundError: 8, NotSupportedError: 9, InvalidStateError: 11,
+        SyntaxError: 12, InvalidModificationError: 13, NamespaceError: 14, InvalidAccessError: 15,
+        TypeMismatchError: 17, SecurityError: 18, NetworkError: 19, AbortError: 20,
+        URLMismatchError: 21, QuotaExceededError: 22, TimeoutError: 23, InvalidNodeTypeError: 24,
+        DataCloneError: 25
+    };
+    function DOMException(message, name) {
+        if (!(this instanceof DOMException)) throw new TypeError("Failed to construct 'DOMException': Please use the 'new' operator");
+        var error = new Error(message === undefined ? '' : String(message));
+        define(this, 'message', error.message);
+        define(this, 'name', name === undefined ? 'Error' : String(name));
+        define(this, 'code', LEGACY_CODES[this.name] || 0);
+        if (error.stack !== undefined) define(this, 'stack', error.stack);
+    }
+    DOMException.prototype = Object.create(Error.prototype);
+    define(DOMException.prototype, 'constructor', DOMException);
+    for (var codeName in LEGACY_CODES) {
+        var constant = codeName.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase().replace(/_ERROR$/, '_ERR');
+        define(DOMException, constant, LEGACY_CODES[codeName]);
+    }
+    define(global, 'DOMException', DOMException);
+
+    // --- AggregateError (Promise.any in shims.js rejects with one) ------------------------
+    function AggregateError(errors, message) {
+        if (!(this instanceof AggregateError)) return new AggregateError(errors, message);
+        var error = new Error(message === undefined ? '' : String(message));
+        if (message !== undefined) define(this, 'message', error.message);
+        define(this, 'errors', Array.from(errors));
+        if (error.stack !== undefined) define(this, 'stack', error.stack);
+    }
+    AggregateError.prototype = Object.create(Error.prototype);
+    define(AggregateError.prototype, 'constructor', AggregateError);
+    define(AggregateError.prototype, 'name', 'AggregateError');
+    define(AggregateError.prototype, 'message', '');
+    define(global, 'AggregateError', AggregateError);
+
+    // --- crypto ---------------------------------------------------------------------------
+    var MAX_RANDOM_BYTES = 65536;
+    var INTEGER_ARRAYS = ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array',
+                          'Int32Array', 'Uint32Array'];
+    function IsIntegerArray(v) {
+        for (var i = 0; i < INTEGER_ARRAYS.length; i++) {
+            var Ctor = global[INTEGER_ARRAYS[i]];
+            if (typeof Ctor === 'function' && v instanceof Ctor) return true;
+        }
+        return false;
+    }
+    var crypto = {};
+    define(crypto, 'getRandomValues', function getRandomValues(array) {
+        if (!IsIntegerArray(array)) {
+            throw new DOMException('The data argument must be an integer-type TypedArray', 'TypeMismatchError');
+        }
+        if (array.byteLength > MAX_RANDOM_BYTES) {
+            throw new DOMException('The requested length exceeds 65,536 bytes', 'QuotaExceededError');
+        }
+        nativeRandom(new Uint8Array(array.buffer, array.byteOffset, array.byteLength));
+        return array;
+    });
+    var HEX = '0123456789abcdef';
+    define(crypto, 'randomUUID', function randomUUID() {
+        var b = new Uint8Array(16);
+        nativeRandom(b);
+        b[6] = (b[6] & 0x0f) | 0x40;  // version 4
+        b[8] = (b[8] & 0x3f) | 0x80;  // RFC 4122 variant
+        var s = '';
+        for (var i = 0; i < 16; i++) {
+            if (i === 4 || i === 6 || i === 8 || i === 10) s += '-';
+            s += HEX.charAt(b[i] >> 4) + HEX.charAt(b[i] & 15);
+        }
+        return s;
+    });
+    define(global, 'crypto', crypto);
+
+    // --- the packages ---------------------------------------------------------------------
+    // whatwg-url works on Node Buffers; these few members over UTF-8 byte arrays are all it uses.
+    var encoder = null, decoder = null;
+    function Bytes(array) {
+        define(array, 'byteLength', array.length);
+        define(array, 'slice', function (from, to) { return Bytes(Array.prototype.slice.call(this, from, to)); });
+        define(array, 'toString', function () { return decoder.decode(new Uint8Array(this)); });
+        return array;
+    }
+    var BufferGlue = {
+        alloc: function (n) {
+            var a = new Array(n);
+            for (var i = 0; i < n; i++) a[i] = 0;
+            return Bytes(a);
+        },
+        from: function (v) {
+            if (typeof v === 'string') v = encoder.encode(v);
+            return Bytes(Array.prototype.slice.call(v));
+        }
+    };
+    define(global, '__sigil_bundle_Buffer', BufferGlue);
+
+    // Host names: UTS #46 processing reduced to what needs no Unicode tables (the package has no
+    // tr46): the ideographic full stops are dots, letters are lowercased, and a label with
+    // non-ASCII letters is punycode-encoded. NFC normalisation and the disallowed code points are
+    // not applied (Duktape has no String.prototype.normalize).
+    var punycode = null;
+    define(global, '__sigil_bundle_glue', {
+        domainToASCII: function (domain) {
+            return domain.replace(/[\u3002\uff0e\uff61]/g, '.').toLowerCase().split('.').map(function (label) {
+                return /[^\x00-\x7f]/.test(label) ? 'xn--' + punycode.encode(label) : label;
+            }).join('.');
+        }
+    });
+
+    define(global, '__sigil_modules_install', function (load) {
+        delete global.__sigil_modules_install;
+        delete global.__sigil_bundle_Buffer;
+        delete global.__sigil_bundle_glue;
+        punycode = load('punycode');
+        var text = load('text-encoding');
+        encoder = new text.TextEncoder();
+        decoder = new text.TextDecoder();
+        define(global, 'TextEncoder', text.TextEncoder);
+        // The package knows the label 'utf-8' only; the Encoding Standard's other UTF-8 labels
+        // name the same decoder, and an unknown label is a RangeError.
+        var UTF8_LABELS = ['unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'utf-8', 'utf8', 'x-unicode20utf8'];
+        var PackageDecoder = text.TextDecoder;
+        var TextDecoder = function TextDecoder(label, options) {
+            if (!(this instanceof TextDecoder)) throw new TypeError("Class constructor TextDecoder cannot be invoked without 'new'");
+            var name = label === undefined ? 'utf-8' : String(label).replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, '').toLowerCase();
+            if (UTF8_LABELS.indexOf(name) < 0) throw new RangeError('The "' + label + '" encoding is not supported');
+            return new PackageDecoder('utf-8', options);
+        };
+        TextDecoder.prototype = PackageDecoder.prototype;
+        define(TextDecoder.prototype, 'constructor', TextDecoder);
+        define(global, 'TextDecoder', TextDecoder);
+
+        // atob/btoa: the package throws its own InvalidCharacterError; the web throws a DOMException.
+        var base64 = load('base64');
+        function Web(fn) {
+            return function (data) {
+                if (arguments.length === 0) throw new TypeError('1 argument required, but only 0 present.');
+                try {
+                    return fn(String(data));
+                } catch (e) {
+                    if (e && e.name === 'InvalidCharacterError') throw new DOMException(e.message, 'InvalidCharacterError');
+                    throw e;
+                }
+            };
+        }
+        define(global, 'atob', Web(base64.decode));
+        define(global, 'btoa', Web(base64.encode));
+
+        var url = load('url');
+        define(global, 'URL', url.URL);
+        define(global, 'URLSearchParams', url.URLSearchParams);
+
+        // structuredClone: what the package cannot serialise (functions, symbols) is the web's
+        // DataCloneError.
+        var clone = load('structured-clone')['default'];
+        define(global, 'structuredClone', function structuredClone(value) {
+            if (arguments.length === 0) throw new TypeError("The \"value\" argument must be specified");
+            try {
+                return clone(value);
+            } catch (e) {
+                if (e instanceof TypeError && /^unable to serialize/.test(e.message)) throw new DOMException(e.message, 'DataCloneError');
+                throw e;
+            }
+        });
+
+        var fetchTypes = load('fetch');
+        // Iteration follows the Fetch Standard: names sorted (the package keeps insertion order);
+        // keys, values and entries go through forEach.
+        define(fetchTypes.Headers.prototype, 'forEach', function forEach(callback, thisArg) {
+            var names = Object.keys(this.map).sort();
+            for (var i = 0; i < names.length; i++) callback.call(thisArg, this.map[names[i]], names[i], this);
+        });
+        // Header values lose their leading and trailing HTTP whitespace, as the Fetch Standard
+        // normalises them (the package keeps them).
+        var HeadersProto = fetchTypes.Headers.prototype;
+        ['append', 'set'].forEach(function (method) {
+            var original = HeadersProto[method];
+            define(HeadersProto, method, function (name, value) {
+                return original.call(this, name, String(value).replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, ''));
+            });
+        });
+        define(global, 'Headers', fetchTypes.Headers);
+        define(global, 'Request', fetchTypes.Request);
+        define(global, 'Response', fetchTypes.Response);
+        // whatwg-fetch reads an ArrayBuffer body as Latin-1 and cannot give a text body as an
+        // ArrayBuffer without Blob: both go through UTF-8 here, as in a browser.
+        [fetchTypes.Request.prototype, fetchTypes.Response.prototype].forEach(function (proto) {
+            // The package puts bodyUsed on the prototype and assigns it on instances; once the
+            // sandbox freezes the prototypes that assignment would throw, so the prototype gets
+            // an accessor that moves the value onto the instance.
+            delete proto.bodyUsed;
+            Object.defineProperty(proto, 'bodyUsed', {
+                get: function () { return false; },
+                set: function (v) { Object.defineProperty(this, 'bodyUsed', { value: v, writable: true, configurable: true, enumerable: true }); },
+                configurable: true, enumerable: false
+            });
+            var text = proto.text, arrayBuffer = proto.arrayBuffer;
+            define(proto, 'text', function () {
+                if (this._bodyArrayBuffer === undefined || this.bodyUsed) return text.call(this);
+                this.bodyUsed = true;
+                return Promise.resolve(decoder.decode(this._bodyArrayBuffer));
+            });
+            define(proto, 'arrayBuffer', function () {
+                if (typeof this._bodyText !== 'string' || this.bodyUsed) return arrayBuffer.call(this);
+                this.bodyUsed = true;
+                var bytes = encoder.encode(this._bodyText);
+                return Promise.resolve(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+            });
+        });
+    });
+})(this);
