@@ -282,6 +282,7 @@ duk_ret_t SetUpGlobals(duk_context* ctx, void* udata) {
     InstallCryptoNatives(ctx);
     if (options->install_test_natives != nullptr) options->install_test_natives(ctx);
     EvalRuntime(ctx, ShimsSource(), "shims.js");
+    EvalRuntime(ctx, LowerRuntimeSource(), "lower_runtime.js");
     EvalRuntime(ctx, PreludeSource(), "prelude.js");
     EvalRuntime(ctx, EthersSource(), "ethers.js");
     duk_eval_string_noresult(ctx, PRELUDE);

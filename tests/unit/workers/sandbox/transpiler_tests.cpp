@@ -63,6 +63,7 @@ std::string RunLowered(const std::string& code, const std::string& params = "{}"
     duk_put_global_string(ctx, "__sigil_log");
     std::string error;
     if (!Eval(ctx, ShimsSource(), error)) return "ERR: shims: " + error;
+    if (!Eval(ctx, LowerRuntimeSource(), error)) return "ERR: lower runtime: " + error;
     if (!Eval(ctx, PreludeSource(), error)) return "ERR: prelude: " + error;
     if (!Eval(ctx, code, error)) return "ERR: code: " + error;
     std::string call = "String(__sigil_run_main('" + params + "'))";
