@@ -39,7 +39,9 @@
 
     // Text that may hold something only the front pass lowers. False positives (the words in
     // strings or comments) only cost a parse.
-    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d/;
+    // Spread (`...`: buble spreads by concat, wrong for strings and Sets) and tagged templates
+    // (buble's have no .raw) are among them.
+    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`/;
     var BIGINT_MARKERS = /\bBigInt\b|(^|[^\w$.])(0[xXoObB][0-9a-fA-F_]+|\d[\d_]*)n(?![\w$])/;
 
     // Binary operators onto the BigInt runtime (__sigil_b in lower_runtime.js).
