@@ -240,14 +240,17 @@ duk_ret_t NativeRandom(duk_context* ctx) {
     return 1;
 }
 
-// Hides what a script must not reach and freezes every built-in it can reach, so nothing a
-// script does can change how the natives or later code behave.
+// Hides what a script must not reach and freezes every built-in it can reach (but BigInt's
+// prototype), so nothing a script does can change how the natives or later code behave.
 constexpr const char* PRELUDE = R"JS(
 (function (g) {
   delete g.Duktape; delete g.Proxy; delete g.CBOR;
   Object.defineProperty(Math, 'random', { value: g.__sigil_random, writable: false, configurable: false });
   delete g.__sigil_random;
   var seen = [];
+  // BigInt.prototype (lower_runtime.js) stays open as in V8: actions define
+  // BigInt.prototype.toJSON to return BigInts. Only the run's own code sees it.
+  if (g.__sigil_BigInt) seen.push(g.__sigil_BigInt.prototype);
   function freeze(o) {
     if (o === null || (typeof o !== 'object' && typeof o !== 'function')) return;
     if (o === g || seen.indexOf(o) >= 0) return;
