@@ -4,7 +4,8 @@
 //  - Lower() p50/min of representative modern action code of about 3, 10 and 50 KB (optional
 //    chaining, ??, class fields, private names, async, destructuring, templates, spread), also
 //    the same code with no ES2020+ syntax (ES2019, buble's own input), and ES5 (passes as is);
-//  - BigInt: lowered BigInt arithmetic (JSBI) against the same loop on numbers, per operation.
+//  - BigInt: lowered BigInt arithmetic (JSBI) against the same loop on numbers, per operation,
+//    and decimal conversion with and without the sandbox's native (bigint_native.h).
 // Usage: bench_lowering [RUNS=15]
 #include <duktape.h>
 
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "workers/sandbox/bigint_native.h"
 #include "workers/sandbox/transpiler.h"
 
 using namespace sigil::workers;
@@ -247,13 +249,14 @@ int main(int argc, char** argv) {
     }
 
     // BigInt: one loop lowered twice, on BigInts (JSBI through __sigil_b) and on numbers.
-    auto run_loop = [&](const std::string& code, int iterations) -> double {
+    auto run_loop = [&](const std::string& code, int iterations, bool natives = false) -> double {
         auto lowered = transpiler.Lower(code);
         if (!lowered.ok()) {
             std::fprintf(stderr, "lowering the BigInt loop: %s\n", lowered.error().message.c_str());
             std::exit(1);
         }
         duk_context* ctx = duk_create_heap_default();
+        if (natives) InstallBigIntNatives(ctx);
         auto eval = [&](std::string_view text) {
             if (duk_peval_lstring(ctx, text.data(), text.size()) != 0) {
                 std::fprintf(stderr, "eval: %s\n", duk_safe_to_string(ctx, -1));
@@ -292,5 +295,15 @@ int main(int argc, char** argv) {
                 num_ms * 1000.0 / iterations);
     std::printf("same loop on numbers, native operators (no BigInt in the source): %.2f us/iteration\n",
                 plain_ms * 1000.0 / iterations);
+    // Decimal text of a 316-bit BigInt (formatting wei amounts): JSBI alone, then with the
+    // sandbox's OpenSSL native.
+    const std::string to_string =
+        "function loop(n) { const p = (2n ** 255n - 19n) * 10n ** 18n; let s = ''; for (let i = 0; i < n; i++) s = p.toString();"
+        " return s; }";
+    const int conversions = 200;
+    double jsbi_ms = run_loop(to_string, conversions, false);
+    double native_ms = run_loop(to_string, conversions, true);
+    std::printf("toString() of a 316-bit BigInt: JSBI %.1f us, with the OpenSSL native %.1f us\n",
+                jsbi_ms * 1000.0 / conversions, native_ms * 1000.0 / conversions);
     return 0;
 }

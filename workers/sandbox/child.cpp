@@ -21,6 +21,7 @@
 #include "workers/sandbox/crypto.h"
 #include "workers/sandbox/protocol.h"
 #include "workers/sandbox/seccomp.h"
+#include "workers/sandbox/bigint_native.h"
 #include "workers/sandbox/transpiler.h"
 
 namespace sigil::workers {
@@ -283,6 +284,7 @@ duk_ret_t SetUpGlobals(duk_context* ctx, void* udata) {
     duk_push_c_function(ctx, NativeRandom, 0);
     duk_put_global_string(ctx, "__sigil_random");
     InstallCryptoNatives(ctx);
+    InstallBigIntNatives(ctx);
     if (options->install_test_natives != nullptr) options->install_test_natives(ctx);
     EvalRuntime(ctx, ShimsSource(), "shims.js");
     EvalRuntime(ctx, LowerRuntimeSource(), "lower_runtime.js");
