@@ -39,9 +39,9 @@
 
     // Text that may hold something only the front pass lowers. False positives (the words in
     // strings or comments) only cost a parse.
-    // Spread (`...`: buble spreads by concat, wrong for strings and Sets) and tagged templates
-    // (buble's have no .raw) are among them.
-    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`/;
+    // Spread (`...`: buble spreads by concat, wrong for strings and Sets), tagged templates
+    // (buble's have no .raw) and loops destructuring their variable are among them.
+    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]/;
     var BIGINT_MARKERS = /\bBigInt\b|(^|[^\w$.])(0[xXoObB][0-9a-fA-F_]+|\d[\d_]*)n(?![\w$])/;
 
     // Binary operators onto the BigInt runtime (__sigil_b in lower_runtime.js).
@@ -115,8 +115,8 @@
                 return node.async;
             case 'Property': case 'MethodDefinition':
                 return !!(node.value && node.value.async);
-            case 'ForOfStatement':
-                return node.await;
+            case 'ForOfStatement': case 'ForInStatement':
+                return !!node.await || DestructuringHead(node);
             case 'ClassDeclaration': case 'ClassExpression':
                 for (var i = 0; i < node.body.body.length; i++) {
                     var member = node.body.body[i];
@@ -142,6 +142,10 @@
                 return true;
             }
             return false;
+        }
+
+        function DestructuringHead(loop) {
+            return loop.left.type === 'VariableDeclaration' && loop.left.declarations[0].id.type !== 'Identifier';
         }
 
         function Mark(node, parent, parentKey) {
@@ -336,6 +340,23 @@
             return text.slice(0, prefix).replace(/\basync\b/, '') + text.slice(prefix);
         }
 
+        function LoopHead(node) {
+            var destructure = DestructuringHead(node);
+            if (!node.await && !destructure) return undefined;
+            var head = source.slice(node.start, node.left.start);
+            if (node.await) head = head.replace(/\bawait\b/, '');
+            var left = R(node.left);
+            var prologue = '';
+            if (destructure) {
+                var item = Fresh('d');
+                left = node.left.kind + ' ' + item;
+                prologue = node.left.kind + ' ' + R(node.left.declarations[0].id) + ' = ' + item + '; ';
+            }
+            var right = node.await ? '__sigil_await_all(' + R(node.right) + ')' : R(node.right);
+            return head + left + (node.type === 'ForInStatement' ? ' in ' : ' of ') + right +
+                   source.slice(node.right.end, node.body.start) + '{ ' + prologue + R(node.body) + ' }';
+        }
+
         var HANDLERS = {
             ChainExpression: function (node) { return ChainText(node.expression); },
             AwaitExpression: function (node) { return '__sigil_await(' + R(node.argument) + ')'; },
@@ -372,13 +393,12 @@
                 if (!node.$inject) return undefined;
                 return Splice(node, node.$inject.after, node.$inject.text);
             },
-            ForOfStatement: function (node) {
-                if (!node.await) return undefined;
-                // for await over an array: each element is awaited (synchronously) first.
-                var head = source.slice(node.start, node.left.start).replace(/\bawait\b/, '');
-                return head + R(node.left) + ' of __sigil_await_all(' + R(node.right) + ')' +
-                       source.slice(node.right.end, node.body.start) + R(node.body);
-            },
+            // for (const [k, v] of xs): buble 0.20 breaks two sibling loops destructuring the same
+            // names (the second loop's uses are renamed, its declarations not), so the pattern
+            // moves into the body: for (const _d of xs) { const [k, v] = _d; body }.
+            // for await over an array: each element is awaited (synchronously) first.
+            ForOfStatement: LoopHead,
+            ForInStatement: LoopHead,
             Literal: function (node) {
                 if (typeof node.bigint === 'string') return '__sigil_BigInt(' + JSON.stringify(node.bigint) + ')';
                 if (typeof node.value === 'number') return node.raw.replace(/_/g, '');

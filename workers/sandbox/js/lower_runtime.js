@@ -148,10 +148,21 @@
             return native(a, b);
         };
     }
-    function Compare(big, native) {
+    // The other side of a comparison with a BigInt, as JSBI's comparisons take it: null and
+    // undefined are never equal to one (== null is false) and compare as 0 and NaN; booleans as 0/1.
+    function Operand(x) {
+        if (x === null) return 0;
+        if (x === undefined) return NaN;
+        if (typeof x === 'boolean') return x ? 1 : 0;
+        return x;
+    }
+    function Compare(big, native, equality) {
         return function (a, b) {
             if (typeof a === 'number' && typeof b === 'number') return native(a, b);
-            if (IsBig(a) || IsBig(b)) return big(a, b);
+            if (IsBig(a) || IsBig(b)) {
+                if (equality && (a === null || a === undefined || b === null || b === undefined)) return native(a, b);
+                return big(Operand(a), Operand(b));
+            }
             return native(a, b);
         };
     }
@@ -181,8 +192,8 @@
         le: Compare(J.LE, function (a, c) { return a <= c; }),
         gt: Compare(J.GT, function (a, c) { return a > c; }),
         ge: Compare(J.GE, function (a, c) { return a >= c; }),
-        eq: Compare(J.EQ, function (a, c) { return a == c; }),  // eslint-disable-line eqeqeq
-        ne: Compare(J.NE, function (a, c) { return a != c; }),  // eslint-disable-line eqeqeq
+        eq: Compare(J.EQ, function (a, c) { return a == c; }, true),  // eslint-disable-line eqeqeq
+        ne: Compare(J.NE, function (a, c) { return a != c; }, true),  // eslint-disable-line eqeqeq
         seq: function (a, c) { return IsBig(a) && IsBig(c) ? J.equal(a, c) : a === c; },
         sne: function (a, c) { return IsBig(a) && IsBig(c) ? !J.equal(a, c) : a !== c; },
         neg: function (a) { return IsBig(a) ? J.unaryMinus(a) : -a; },
