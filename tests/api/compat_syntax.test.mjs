@@ -91,6 +91,18 @@ const CASES = {
   for_of_spread: `const main = () => { const out = []; for (const [i, v] of [[0, 'a'], [1, 'b']]) out.push(i, v); for (const ch of 'hé') out.push(ch); const max = Math.max(...[1, 5, 3], ...[9]); function f(a, ...r) { return a + r.length; } return [out, max, f(...[1, 2, 3]), [...'ab', ...[1]]]; }`,
   optional_in_loop: `const main = () => { const out = {}; const src = { a: 1, c: 3 }; for (const k of ['a', 'b', 'c']) if (src?.[k] !== undefined) out[k] = src[k] ?? 0; let i = 0; while (i < 3) i += src?.a ?? 1; return [out, i]; }`,
   for_await: `const main = async () => { const out = []; for await (const v of [Promise.resolve(1), 2]) out.push(v); return out; }`,
+  arguments_in_rewrites: `function f() { return [arguments[0] ?? arguments[1], arguments?.[2]?.x ?? 'none', ((...a) => a.length)(...arguments)]; } const main = () => [f(null, 2, { x: 'X' }), f(0)];`,
+  this_in_chains: `const o = { v: 1, g() { return this?.v ?? 0; }, h() { const inner = () => this.v ??= 5; return inner(); }, k() { return [1, 2].map(function () { return this?.v; }, { v: 9 }); } }; const main = () => [o.g(), o.h(), o.k()];`,
+  private_accessors: `class T { #v = 1; get v() { return this.#v; } set v(x) { this.#v = x * 2; } static #count = 0; static bump() { return ++T.#count; } #priv() { return this.#v + 100; } callPriv() { return this.#priv(); } }
+    const main = () => { const t = new T(); t.v = 5; T.bump(); return [t.v, T.bump(), t.callPriv(), 'v' in t]; };`,
+  class_super_nested: `class A { constructor(x) { this.x = x; } } class B extends A { y = this.x + 1; constructor(x) { if (x > 0) { super(x); } else { super(-x); } this.z = this.y * 2; } }
+    const main = () => { const b = new B(3), c = new B(-4); return [b.x, b.y, b.z, c.x, c.y, c.z]; };`,
+  labeled_switch: `const main = (p) => { let out = []; outer: for (const [i, row] of [[0, [1, 2]], [1, [3, 4]]].map((x) => x)) { for (const v of row) { if (v === 3) continue outer; out.push(v); } } switch (p?.k ?? 'b') { case 'a': out.push('A'); break; case 'b': out.push('B'); } return out; };`,
+  getters_statics: `class S { static #inst; static get inst() { return S.#inst ??= new S(); } id = Math.floor(1.5); } const main = () => [S.inst === S.inst, S.inst.id];`,
+  exponent_assign_member: `const main = () => { const o = { a: 2, b: [3] }; o.a **= 3; o.b[0] **= 2; let i = 0; const arr = [2, 2]; arr[i++] **= 2; return [o, arr, i]; };`,
+  optional_chain_template_new: "const main = () => { const m = new Map([['k', { f: (x) => `v${x}` }]]); return [m.get('k')?.f?.(1), m.get('z')?.f(1), `${m.get('k')?.f(2) ?? ''}!`]; };",
+  async_in_class_fields: `class Q { run = async (x) => (await x) * 2; static make = async () => new Q(); } const main = async () => { const q = await Q.make(); return await q.run(21); };`,
+  nested_destructuring_params_arrows: `const main = () => { const f = ({ a: { b = 1, ...r } = {}, c: [d, ...e] = [] } = {}) => [b, r, d, e]; return [f(), f({ a: { b: 2, x: 3 }, c: [4, 5, 6] })]; };`,
   bigint_literals: `const main = () => [10n ** 18n, 0xffn, 0o17n, 0b101n, 1_000n, -5n, 123456789012345678901234567890n];`,
   bigint_arith: `const main = () => { const a = 2n ** 200n + 12345n, b = -987654321987654321n; return [a + b, a - b, a * b, a / b, a % b, b / 7n, b % 7n, -b, 7n / -2n, -7n % 2n, 3n ** 0n]; }`,
   bigint_update: `const main = () => { let x = 5n; const y = x++; const z = ++x; x--; --x; const o = { v: 1n }; o.v++; ++o.v; o.v += 10n; o.v *= 2n; let s = 1n; s -= 3n; s <<= 4n; s >>= 1n; return [x, y, z, o.v, s]; }`,

@@ -118,11 +118,19 @@
             case 'ForOfStatement': case 'ForInStatement':
                 return !!node.await || DestructuringHead(node);
             case 'ClassDeclaration': case 'ClassExpression':
+                var lowers = false;
+                var fields = false;
+                var ctor = null;
                 for (var i = 0; i < node.body.body.length; i++) {
                     var member = node.body.body[i];
-                    if (member.type !== 'MethodDefinition' || member.key.type === 'PrivateIdentifier') return true;
+                    if (member.type !== 'MethodDefinition' || member.key.type === 'PrivateIdentifier') lowers = true;
+                    if (member.type === 'PropertyDefinition' && !member.static) fields = true;
+                    if (member.type === 'MethodDefinition' && member.kind === 'constructor') ctor = member;
                 }
-                return false;
+                if (fields && node.superClass && ctor !== null && TopLevelSuperCall(ctor.value.body) < 0) {
+                    MarkSuperCalls(ctor.value.body, node);
+                }
+                return lowers;
             case 'BinaryExpression':
                 return node.left.type === 'PrivateIdentifier' || (bigint && BIGINT_BINARY.hasOwnProperty(node.operator));
             case 'UnaryExpression':
@@ -132,7 +140,7 @@
             case 'TemplateLiteral':
                 return bigint && node.expressions.length > 0 && parent.type !== 'TaggedTemplateExpression';
             case 'CallExpression':
-                return bigint && node.callee.type === 'Identifier' && node.callee.name === 'Number';
+                return !!node.$superInit || (bigint && node.callee.type === 'Identifier' && node.callee.name === 'Number');
             case 'Identifier':
                 if (!bigint || node.name !== 'BigInt') return false;
                 // Not a property name.
@@ -142,6 +150,33 @@
                 return true;
             }
             return false;
+        }
+
+        // Index of the constructor body's `super(...);` statement, or -1.
+        function TopLevelSuperCall(block) {
+            for (var s = 0; s < block.body.length; s++) {
+                var st = block.body[s];
+                if (st.type === 'ExpressionStatement' && st.expression.type === 'CallExpression' &&
+                    st.expression.callee.type === 'Super') return s;
+            }
+            return -1;
+        }
+
+        // super(...) calls anywhere in a constructor (not in nested functions or classes other
+        // than arrows): the instance fields are initialised right after each.
+        function MarkSuperCalls(node, classNode) {
+            if (node.type === 'CallExpression' && node.callee.type === 'Super') node.$superInit = classNode;
+            if (node.type === 'FunctionExpression' || node.type === 'FunctionDeclaration' ||
+                node.type === 'ClassExpression' || node.type === 'ClassDeclaration') return;
+            for (var key in node) {
+                if (key === 'loc' || key.charAt(0) === '$' || !Object.prototype.hasOwnProperty.call(node, key)) continue;
+                var value = node[key];
+                if (Array.isArray(value)) {
+                    for (var i = 0; i < value.length; i++) if (IsNode(value[i])) MarkSuperCalls(value[i], classNode);
+                } else if (IsNode(value)) {
+                    MarkSuperCalls(value, classNode);
+                }
+            }
         }
 
         function DestructuringHead(loop) {
@@ -309,16 +344,13 @@
                 ctorText = R(ctor);
             } else {
                 var block = ctor.value.body;
-                var after = -1;
-                if (node.superClass) {
-                    for (var s = 0; s < block.body.length; s++) {
-                        var st = block.body[s];
-                        if (st.type === 'ExpressionStatement' && st.expression.type === 'CallExpression' &&
-                            st.expression.callee.type === 'Super') { after = s; break; }
-                    }
+                var after = node.superClass ? TopLevelSuperCall(block) : -1;
+                if (!node.superClass || after >= 0) {
+                    block.$inject = { after: after, text: ' ' + fields + ' ' };
+                    block.$d = ctor.value.$d = ctor.$d = true;
+                } else {
+                    node.$fields = fields;  // after each nested super(...) (MarkSuperCalls)
                 }
-                block.$inject = { after: after, text: ' ' + fields + ' ' };
-                block.$d = ctor.value.$d = ctor.$d = true;
                 ctorText = R(ctor);
             }
             var head = 'class' + (name !== null ? ' ' + name : '') + (node.superClass ? ' extends ' + R(node.superClass) : '');
@@ -479,6 +511,9 @@
                 return out + '`';
             },
             CallExpression: function (node) {
+                if (node.$superInit) {
+                    return '(' + Splice(node) + ', (() => { ' + node.$superInit.$fields + ' })())';
+                }
                 if (bigint && node.callee.type === 'Identifier' && node.callee.name === 'Number') {
                     return '__sigil_Number(' + Arguments(node) + ')';
                 }
