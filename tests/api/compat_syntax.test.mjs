@@ -103,6 +103,7 @@ const CASES = {
   optional_chain_template_new: "const main = () => { const m = new Map([['k', { f: (x) => `v${x}` }]]); return [m.get('k')?.f?.(1), m.get('z')?.f(1), `${m.get('k')?.f(2) ?? ''}!`]; };",
   async_in_class_fields: `class Q { run = async (x) => (await x) * 2; static make = async () => new Q(); } const main = async () => { const q = await Q.make(); return await q.run(21); };`,
   nested_destructuring_params_arrows: `const main = () => { const f = ({ a: { b = 1, ...r } = {}, c: [d, ...e] = [] } = {}) => [b, r, d, e]; return [f(), f({ a: { b: 2, x: 3 }, c: [4, 5, 6] })]; };`,
+  regex_dotall: `const main = () => { const nl = String.fromCharCode(10); return [('a' + nl + 'b').match(/a.b/s)?.[0].length, /x.y/s.test('x' + nl + 'y'), /x.y/.test('x' + nl + 'y'), /[.]/s.test(nl), /\./s.test('.'), /^(.*!)([^!]*)$/s.exec('a' + nl + '!b')?.[2]]; }`,
   bigint_literals: `const main = () => [10n ** 18n, 0xffn, 0o17n, 0b101n, 1_000n, -5n, 123456789012345678901234567890n];`,
   bigint_arith: `const main = () => { const a = 2n ** 200n + 12345n, b = -987654321987654321n; return [a + b, a - b, a * b, a / b, a % b, b / 7n, b % 7n, -b, 7n / -2n, -7n % 2n, 3n ** 0n]; }`,
   bigint_update: `const main = () => { let x = 5n; const y = x++; const z = ++x; x--; --x; const o = { v: 1n }; o.v++; ++o.v; o.v += 10n; o.v *= 2n; let s = 1n; s -= 3n; s <<= 4n; s >>= 1n; return [x, y, z, o.v, s]; }`,

@@ -40,8 +40,9 @@
     // Text that may hold something only the front pass lowers. False positives (the words in
     // strings or comments) only cost a parse.
     // Spread (`...`: buble spreads by concat, wrong for strings and Sets), tagged templates
-    // (buble's have no .raw) and loops destructuring their variable are among them.
-    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]/;
+    // (buble's have no .raw), loops destructuring their variable and dotAll regular expressions
+    // are among them.
+    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]|\/[dgimuy]*s[dgimuy]*(?![\w$])/;
     var BIGINT_MARKERS = /\bBigInt\b|(^|[^\w$.])(0[xXoObB][0-9a-fA-F_]+|\d[\d_]*)n(?![\w$])/;
 
     // Binary operators onto the BigInt runtime (__sigil_b in lower_runtime.js).
@@ -55,6 +56,29 @@
     // Statements whose test is a condition (a BigInt zero is false there).
     var TESTS = { IfStatement: 1, ConditionalExpression: 1, WhileStatement: 1, DoWhileStatement: 1, ForStatement: 1 };
     var LOOPS = { ForStatement: 1, ForInStatement: 1, ForOfStatement: 1, WhileStatement: 1, DoWhileStatement: 1 };
+
+    // The pattern of a dotAll (s flag) regular expression for an engine without the flag: every
+    // `.` outside a character class becomes [\s\S].
+    function DotAll(pattern) {
+        var out = '';
+        var inClass = false;
+        for (var i = 0; i < pattern.length; i++) {
+            var c = pattern.charAt(i);
+            if (c === '\\') {
+                out += c + pattern.charAt(i + 1);
+                i++;
+            } else if (inClass) {
+                if (c === ']') inClass = false;
+                out += c;
+            } else if (c === '[') {
+                inClass = true;
+                out += c;
+            } else {
+                out += c === '.' ? '[\\s\\S]' : c;
+            }
+        }
+        return out;
+    }
 
     function PrivateName(name) { return '__sigil_private_' + name; }
 
@@ -109,7 +133,8 @@
             case 'CatchClause':
                 return node.param === null;
             case 'Literal':
-                return typeof node.bigint === 'string' || (typeof node.value === 'number' && node.raw.indexOf('_') >= 0);
+                return typeof node.bigint === 'string' || (typeof node.value === 'number' && node.raw.indexOf('_') >= 0) ||
+                       (!!node.regex && node.regex.flags.indexOf('s') >= 0);
             case 'FunctionDeclaration': case 'FunctionExpression': case 'ArrowFunctionExpression':
                 if (node.generator) Fail(node, 'generators are not supported (Duktape has none)');
                 return node.async;
@@ -433,6 +458,7 @@
             ForInStatement: LoopHead,
             Literal: function (node) {
                 if (typeof node.bigint === 'string') return '__sigil_BigInt(' + JSON.stringify(node.bigint) + ')';
+                if (node.regex) return '/' + DotAll(node.regex.pattern) + '/' + node.regex.flags.replace('s', '');
                 if (typeof node.value === 'number') return node.raw.replace(/_/g, '');
                 return undefined;
             },
