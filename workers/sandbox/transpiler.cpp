@@ -88,16 +88,23 @@ bool ContainsWord(std::string_view text, std::string_view word) {
     return false;
 }
 
+// ES5 source this long or longer that names BigInt runs as it is (see RunsAsIs).
+constexpr std::size_t MAX_ES5_BIGINT_LOWERING_BYTES = 64u * 1024u;
+
 // Source that Duktape compiles as it is and that has none of the words whose meaning Duktape
-// gets wrong (const and let with var semantics, async/await as plain identifiers, BigInt that
-// only the lowering maps onto its runtime) needs no
+// gets wrong (const and let with var semantics, async/await as plain identifiers) needs no
 // lowering: whatever ES2015 syntax Duktape accepts (shorthand and computed properties, method
 // definitions, binary/octal literals) it runs with the standard meaning. This spares parsing
 // large pre-bundled ES5 actions in the interpreter (acorn there runs at about 80 KB/s).
+// BigInt is only defined for lowered code (its operators go through the runtime), so ES5 that
+// names it is lowered too, unless it is a large bundle: a library such as ethers v5 names
+// BigInt on a path it rarely takes (BigNumber.toBigInt), and lowering it would cost seconds
+// and slow all its arithmetic; there BigInt stays undefined, as before.
 bool RunsAsIs(duk_context* ctx, std::string_view source) {
-    for (std::string_view word : {"const", "let", "async", "await", "BigInt"}) {
+    for (std::string_view word : {"const", "let", "async", "await"}) {
         if (ContainsWord(source, word)) return false;
     }
+    if (source.size() < MAX_ES5_BIGINT_LOWERING_BYTES && ContainsWord(source, "BigInt")) return false;
     bool compiles = duk_pcompile_lstring(ctx, 0, source.data(), source.size()) == 0;
     duk_pop(ctx);
     return compiles;

@@ -522,6 +522,12 @@ const main = () => PAIRS.map(([s, t]) => { const a = BigInt(s), b = BigInt(t), k
         const std::string with_call = Lowered("var main = function (p) { return String(BigInt(p.a) * BigInt(2)); };");
         CPPUNIT_ASSERT_MESSAGE(with_call, with_call.find("__sigil_BigInt(p.a)") != std::string::npos);
         CPPUNIT_ASSERT_EQUAL(std::string(R"("42")"), RunLowered(with_call, R"({"a":21})"));
+        // A large ES5 bundle that merely names BigInt (ethers v5's BigNumber.toBigInt) runs as it is.
+        std::string bundle = "var lib = { toBigInt: function (x) { return BigInt(x); } };\n";
+        while (bundle.size() < 64 * 1024) bundle += "function f" + std::to_string(bundle.size()) + "(a, b) { return a * b + 1; }\n";
+        auto as_is = Shared().Lower(bundle);
+        CPPUNIT_ASSERT(as_is.ok());
+        CPPUNIT_ASSERT(as_is.value() == bundle);
         // A property named BigInt is not the global.
         CPPUNIT_ASSERT_EQUAL(std::string(R"(["p","7"])"),
                              LowerAndRun("const o = { BigInt: 'p' }; const main = () => [o.BigInt, String(BigInt(7))];"));
