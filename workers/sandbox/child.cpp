@@ -18,6 +18,7 @@
 
 #include "common/secp256k1.h"
 #include "common/sha256.h"
+#include "workers/sandbox/bigint_native.h"
 #include "workers/sandbox/crypto.h"
 #include "workers/sandbox/protocol.h"
 #include "workers/sandbox/seccomp.h"
@@ -274,14 +275,17 @@ duk_ret_t NativeRandom(duk_context* ctx) {
     return 1;
 }
 
-// Hides what a script must not reach and freezes every built-in it can reach, so nothing a
-// script does can change how the natives or later code behave.
+// Hides what a script must not reach and freezes every built-in it can reach (but BigInt's
+// prototype), so nothing a script does can change how the natives or later code behave.
 constexpr const char* PRELUDE = R"JS(
 (function (g) {
   delete g.Duktape; delete g.Proxy; delete g.CBOR;
   Object.defineProperty(Math, 'random', { value: g.__sigil_random, writable: false, configurable: false });
   delete g.__sigil_random;
   var seen = [];
+  // BigInt.prototype (lower_runtime.js) stays open as in V8: actions define
+  // BigInt.prototype.toJSON to return BigInts. Only the run's own code sees it.
+  if (g.__sigil_BigInt) seen.push(g.__sigil_BigInt.prototype);
   function freeze(o) {
     if (o === null || (typeof o !== 'object' && typeof o !== 'function')) return;
     if (o === g || seen.indexOf(o) >= 0) return;
@@ -315,8 +319,10 @@ duk_ret_t SetUpGlobals(duk_context* ctx, void* udata) {
     duk_put_global_string(ctx, "__sigil_random");
     InstallCryptoNatives(ctx);
     InstallWebGlobalsNatives(ctx);
+    InstallBigIntNatives(ctx);
     if (options->install_test_natives != nullptr) options->install_test_natives(ctx);
     EvalRuntime(ctx, ShimsSource(), "shims.js");
+    EvalRuntime(ctx, LowerRuntimeSource(), "lower_runtime.js");
     EvalRuntime(ctx, WebGlobalsSource(), "globals.js");
     EvalRuntime(ctx, WebPackagesSource(), "web_packages.js");
     EvalRuntime(ctx, PreludeSource(), "prelude.js");

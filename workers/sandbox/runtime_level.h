@@ -10,8 +10,9 @@ namespace sigil::workers {
 
 // "duktape <major.minor.patch>".
 constexpr std::string_view SANDBOX_ENGINE = SIGIL_SANDBOX_ENGINE;
-// The newest ECMAScript edition whose syntax the lowering step accepts, and the lowering tool.
-constexpr std::string_view SANDBOX_SYNTAX_LEVEL = "es2019";
+// The newest ECMAScript edition whose syntax the lowering step accepts (generators and modules
+// aside: README "Actions"), and the lowering tools.
+constexpr std::string_view SANDBOX_SYNTAX_LEVEL = "es2022";
 constexpr std::string_view SANDBOX_LOWERING = SIGIL_SANDBOX_LOWERING;
 // The ethers v5 release the sandbox serves (package.json's ethers5 alias).
 constexpr std::string_view SANDBOX_ETHERS_VERSION = SIGIL_SANDBOX_ETHERS_VERSION;

@@ -1,4 +1,5 @@
-// Transpiler: buble in a Duktape heap, plus an async/await pre-pass over acorn's syntax tree.
+// Transpiler: buble in a Duktape heap, behind a front pass over acorn 8's syntax tree (js/lower.js)
+// that lowers ES2020-ES2022 syntax, async/await and BigInt to ES2019 for buble.
 #include "workers/sandbox/transpiler.h"
 
 #include <duktape.h>
@@ -15,6 +16,14 @@ extern const unsigned char PRELUDE_JS[];
 extern const std::size_t PRELUDE_JS_SIZE;
 extern const unsigned char BUBLE_JS[];
 extern const std::size_t BUBLE_JS_SIZE;
+extern const unsigned char ACORN8_JS[];
+extern const std::size_t ACORN8_JS_SIZE;
+extern const unsigned char LOWER_JS[];
+extern const std::size_t LOWER_JS_SIZE;
+extern const unsigned char JSBI_JS[];
+extern const std::size_t JSBI_JS_SIZE;
+extern const unsigned char LOWER_RUNTIME_JS[];
+extern const std::size_t LOWER_RUNTIME_JS_SIZE;
 }  // namespace embedded
 
 namespace {
@@ -26,127 +35,6 @@ using common::Result;
 std::string_view View(const unsigned char* bytes, std::size_t size) {
     return {reinterpret_cast<const char*>(bytes), size};
 }
-
-// buble's browser bundle keeps its copy of acorn private; the pre-pass needs acorn's parser and
-// tokenizer, so the export block at the end of the bundle is extended by one line. The anchor
-// is checked, so a different buble version fails loudly at load instead of misbehaving.
-constexpr std::string_view BUBLE_EXPORT_ANCHOR = "exports.transform = transform;";
-constexpr std::string_view BUBLE_EXTRA_EXPORTS =
-    " exports.acornParse = parse; exports.acornTokenizer = tokenizer;";
-
-// Defines __sigil_lower(source) in the transpiler heap. It returns {code} or
-// {error, line, column} (1-based) so that syntax errors never surface as Duktape errors.
-constexpr const char* LOWER_DRIVER_JS = R"JS(
-(function (global) {
-    'use strict';
-    var buble = global.buble;
-    if (typeof buble.acornParse !== 'function' || typeof buble.acornTokenizer !== 'function') {
-        throw new Error('acorn is not exported by the buble bundle');
-    }
-    // The same options buble uses, so the pre-pass and buble accept the same programs.
-    var PARSE_OPTIONS = {
-        ecmaVersion: 10, sourceType: 'module', preserveParens: true,
-        allowAwaitOutsideFunction: true, allowReturnOutsideFunction: true, allowHashBang: true
-    };
-    var TRANSFORM_OPTIONS = {
-        transforms: { dangerousForOf: true, asyncAwait: false, generator: true },
-        objectAssign: 'Object.assign'
-    };
-
-    function Walk(node, visit) {
-        visit(node);
-        for (var key in node) {
-            if (!Object.prototype.hasOwnProperty.call(node, key)) continue;
-            var child = node[key];
-            if (child === null || typeof child !== 'object') continue;
-            if (Array.isArray(child)) {
-                for (var i = 0; i < child.length; i++) {
-                    if (child[i] !== null && typeof child[i] === 'object' && typeof child[i].type === 'string') Walk(child[i], visit);
-                }
-            } else if (typeof child.type === 'string' && key !== 'loc') {
-                Walk(child, visit);
-            }
-        }
-    }
-
-    // Absolute start of the first keyword token `word` in source[from, to), skipping comments.
-    function FindKeyword(source, from, to, word) {
-        var tokens = buble.acornTokenizer(source.slice(from, to), { ecmaVersion: 10 });
-        for (;;) {
-            var token;
-            try { token = tokens.getToken(); } catch (e) { return -1; }
-            if (token.type.label === 'eof') return -1;
-            if (token.value === word) return from + token.start;
-        }
-    }
-
-    function StripAsyncAwait(source) {
-        // Parsing costs as much as buble's own pass; text without the words needs none.
-        if (!/(^|[^\w$])(async|await)($|[^\w$])/.test(source)) return source;
-        var ast = buble.acornParse(source, PARSE_OPTIONS);
-        var edits = [];
-        function Remove(start, length) { edits.push({ start: start, end: start + length, text: '' }); }
-        Walk(ast, function (node) {
-            var at;
-            switch (node.type) {
-            case 'FunctionDeclaration':
-            case 'FunctionExpression':
-            case 'ArrowFunctionExpression':
-                // Method values start at their parameters; those are handled by their Property.
-                if (node.async && source.substr(node.start, 5) === 'async') Remove(node.start, 5);
-                break;
-            case 'Property':
-            case 'MethodDefinition':
-                if (node.value && node.value.async && node.value.type === 'FunctionExpression' &&
-                    source.substr(node.value.start, 5) !== 'async') {
-                    at = FindKeyword(source, node.start, node.key.start, 'async');
-                    if (at >= 0) Remove(at, 5);
-                }
-                break;
-            case 'ForOfStatement':
-                if (node.await) {
-                    at = FindKeyword(source, node.start, node.left.start, 'await');
-                    if (at >= 0) Remove(at, 5);
-                }
-                break;
-            case 'AwaitExpression':
-                edits.push({ start: node.start, end: node.argument.start, text: '__sigil_await(' });
-                edits.push({ start: node.end, end: node.end, text: ')' });
-                break;
-            }
-        });
-        if (edits.length === 0) return source;
-        edits.sort(function (a, b) { return a.start - b.start || a.end - b.end; });
-        var out = [];
-        var pos = 0;
-        for (var i = 0; i < edits.length; i++) {
-            var e = edits[i];
-            if (e.start > pos) out.push(source.slice(pos, e.start));
-            out.push(e.text);
-            if (e.end > pos) pos = e.end;
-        }
-        out.push(source.slice(pos));
-        return out.join('');
-    }
-
-    global.__sigil_lower = function (source) {
-        try {
-            var code = buble.transform(StripAsyncAwait(source), TRANSFORM_OPTIONS).code;
-            return { code: code };
-        } catch (e) {
-            var loc = e && e.loc;
-            var message = String(e && e.message !== undefined ? e.message : e);
-            // acorn appends " (line:column)"; the location is reported separately.
-            message = message.replace(/ \(\d+:\d+\)$/, '');
-            return {
-                error: message,
-                line: loc && typeof loc.line === 'number' ? loc.line : 0,
-                column: loc && typeof loc.column === 'number' ? loc.column + 1 : 0
-            };
-        }
-    };
-})(this);
-)JS";
 
 [[noreturn]] void FatalHandler(void* /*udata*/, const char* msg) {
     // Duktape calls this only for internal failures with no catch point left; the heap is
@@ -200,15 +88,23 @@ bool ContainsWord(std::string_view text, std::string_view word) {
     return false;
 }
 
+// ES5 source this long or longer that names BigInt runs as it is (see RunsAsIs).
+constexpr std::size_t MAX_ES5_BIGINT_LOWERING_BYTES = 64u * 1024u;
+
 // Source that Duktape compiles as it is and that has none of the words whose meaning Duktape
 // gets wrong (const and let with var semantics, async/await as plain identifiers) needs no
 // lowering: whatever ES2015 syntax Duktape accepts (shorthand and computed properties, method
 // definitions, binary/octal literals) it runs with the standard meaning. This spares parsing
 // large pre-bundled ES5 actions in the interpreter (acorn there runs at about 80 KB/s).
+// BigInt is only defined for lowered code (its operators go through the runtime), so ES5 that
+// names it is lowered too, unless it is a large bundle: a library such as ethers v5 names
+// BigInt on a path it rarely takes (BigNumber.toBigInt), and lowering it would cost seconds
+// and slow all its arithmetic; there BigInt stays undefined, as before.
 bool RunsAsIs(duk_context* ctx, std::string_view source) {
     for (std::string_view word : {"const", "let", "async", "await"}) {
         if (ContainsWord(source, word)) return false;
     }
+    if (source.size() < MAX_ES5_BIGINT_LOWERING_BYTES && ContainsWord(source, "BigInt")) return false;
     bool compiles = duk_pcompile_lstring(ctx, 0, source.data(), source.size()) == 0;
     duk_pop(ctx);
     return compiles;
@@ -238,6 +134,17 @@ duk_ret_t CallLowerDriver(duk_context* ctx, void* udata) {
 std::string_view ShimsSource() { return View(embedded::SHIMS_JS, embedded::SHIMS_JS_SIZE); }
 std::string_view PreludeSource() { return View(embedded::PRELUDE_JS, embedded::PRELUDE_JS_SIZE); }
 
+std::string_view LowerRuntimeSource() {
+    // JSBI's bundle (Babel output) constructs its Array subclass through Reflect.construct with
+    // a new.target, which Duktape 2.7 does not support ("unsupported"); with Reflect hidden it
+    // takes Babel's ES5 path (construct, then set the prototype).
+    static const std::string source = "(function (Reflect) {\n" +
+                                      std::string(View(embedded::JSBI_JS, embedded::JSBI_JS_SIZE)) +
+                                      "\n}).call(this);\n" +
+                                      std::string(View(embedded::LOWER_RUNTIME_JS, embedded::LOWER_RUNTIME_JS_SIZE));
+    return source;
+}
+
 Result<std::unique_ptr<Transpiler>> Transpiler::Create(void* heap_udata, const TranspilerAllocator* allocator) {
     duk_context* ctx = allocator != nullptr
                            ? duk_create_heap(allocator->alloc, allocator->realloc, allocator->free, heap_udata,
@@ -248,18 +155,11 @@ Result<std::unique_ptr<Transpiler>> Transpiler::Create(void* heap_udata, const T
     }
     std::unique_ptr<Transpiler> transpiler(new Transpiler(ctx));
 
-    std::string buble(View(embedded::BUBLE_JS, embedded::BUBLE_JS_SIZE));
-    std::size_t anchor = buble.rfind(BUBLE_EXPORT_ANCHOR);
-    if (anchor == std::string::npos) {
-        return MakeError(ErrorKind::Internal, "transpiler_load_failed",
-                         "the embedded buble bundle has no export block to extend");
-    }
-    buble.insert(anchor + BUBLE_EXPORT_ANCHOR.size(), BUBLE_EXTRA_EXPORTS);
-
     std::string error;
     if (!EvalProtected(ctx, ShimsSource(), "shims.js", error) ||
-        !EvalProtected(ctx, buble, "buble.js", error) ||
-        !EvalProtected(ctx, LOWER_DRIVER_JS, "lower_driver.js", error)) {
+        !EvalProtected(ctx, View(embedded::BUBLE_JS, embedded::BUBLE_JS_SIZE), "buble.js", error) ||
+        !EvalProtected(ctx, View(embedded::ACORN8_JS, embedded::ACORN8_JS_SIZE), "acorn.js", error) ||
+        !EvalProtected(ctx, View(embedded::LOWER_JS, embedded::LOWER_JS_SIZE), "lower.js", error)) {
         return MakeError(ErrorKind::Internal, "transpiler_load_failed", error);
     }
     return transpiler;

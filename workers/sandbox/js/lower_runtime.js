@@ -1,0 +1,227 @@
+// Runtime of the code lower.js emits, evaluated in every action heap after shims.js and after
+// JSBI (node_modules/jsbi, loaded by the sandbox as the global JSBI). Plain ES5.1.
+//
+// Helpers of the syntax rewrites:
+//   __sigil_oc(v, f)            v?.<rest>: undefined when v is null or undefined, else f(v)
+//   __sigil_ocall(o, get, k)    o.m?.(args): f = get(o); undefined when f is nullish, else k(f, o)
+//   __sigil_nc(v, f)            v ?? <f()>
+//   __sigil_la(o, key, op, f)   o[key] ??= / ||= / &&= <f()> (op 0, 1, 2)
+//   __sigil_pf(o, key, v, enumerable)   class field definition
+//   __sigil_await_all(xs)       for await (x of xs): the elements, each awaited
+//   __sigil_spread(x)           ...x in arrays and calls: strings, Sets, array-likes as arrays
+//   __sigil_tpl(cooked, raw)    the strings argument of a tagged template
+// BigInt (only code that mentions BigInt is rewritten onto these):
+//   __sigil_BigInt(x)           the BigInt function (BigInt(x), BigInt.asUintN/asIntN)
+//   __sigil_Number(x)           Number(x) that converts BigInts
+//   __sigil_b.<op>(a, b)        every arithmetic, bitwise and comparison operator, typeof,
+//                               ++/--, compound assignment, template interpolation
+// BigInt values are JSBI instances: exact arbitrary precision, V8's error types and messages
+// for mixing, division by zero, negative exponents and JSON.stringify.
+(function (global) {
+    'use strict';
+
+    function Define(name, value) {
+        Object.defineProperty(global, name, { value: value, writable: false, enumerable: false, configurable: false });
+    }
+
+    Define('__sigil_oc', function (v, f) { return v === null || v === undefined ? undefined : f(v); });
+    Define('__sigil_ocall', function (o, get, k) {
+        var f = get(o);
+        return f === null || f === undefined ? undefined : k(f, o);
+    });
+    Define('__sigil_nc', function (v, f) { return v === null || v === undefined ? f() : v; });
+    Define('__sigil_la', function (o, key, op, f) {
+        var v = o[key];
+        if (op === 0 ? (v !== null && v !== undefined) : op === 1 ? v : !v) return v;
+        return (o[key] = f());
+    });
+    Define('__sigil_pf', function (o, key, v, enumerable) {
+        Object.defineProperty(o, key, { value: v, writable: true, enumerable: !!enumerable, configurable: true });
+    });
+    Define('__sigil_spread', function (x) { return Array.isArray(x) ? x : Array.from(x); });
+    Define('__sigil_tpl', function (cooked, raw) {
+        Object.defineProperty(cooked, 'raw', { value: Object.freeze(raw) });
+        return Object.freeze(cooked);
+    });
+    Define('__sigil_await_all', function (xs) {
+        var out = [];
+        for (var i = 0; i < xs.length; i++) out.push(__sigil_await(xs[i]));
+        return out;
+    });
+
+    var J = global.JSBI;
+    if (typeof J !== 'function') throw new Error('JSBI is not loaded');
+    var ZERO = J.BigInt(0);
+    var ONE = J.BigInt(1);
+
+    function IsBig(x) { return x instanceof J; }
+    function Mix() { throw new TypeError('Cannot mix BigInt and other types, use explicit conversions'); }
+
+    // JSBI extends Array; JSON.stringify must refuse BigInts as V8 does (code may still define
+    // BigInt.prototype.toJSON, which replaces this one).
+    Object.defineProperty(J.prototype, 'toJSON', {
+        value: function () { throw new TypeError('Do not know how to serialize a BigInt'); },
+        writable: true, enumerable: false, configurable: true
+    });
+
+    // ToNumber of a BigInt (Math.max(1n), 1n * 1 through valueOf) is V8's TypeError.
+    Object.defineProperty(J.prototype, 'valueOf', {
+        value: function () { throw new TypeError('Cannot convert a BigInt value to a number'); },
+        writable: true, enumerable: false, configurable: true
+    });
+
+    // Decimal text: small values through numbers, others through the sandbox's native (OpenSSL
+    // BN, hex in, decimal out) when there is one; JSBI's own conversion is slow in Duktape
+    // (milliseconds for 300 bits) and stays for other radixes and very long values.
+    var hexToDec = typeof global.__sigil_bigint_hex_to_dec === 'function' ? global.__sigil_bigint_hex_to_dec : null;
+    var jsbiToString = J.prototype.toString;
+    var MAX_NATIVE_HEX = 16384;
+    Object.defineProperty(J.prototype, 'toString', {
+        value: function (radix) {
+            if (radix === undefined || radix === 10) {
+                if (this.length <= 1) return String(J.toNumber(this));  // one 30-bit digit
+                if (hexToDec !== null) {
+                    var negative = this.sign;
+                    var hex = jsbiToString.call(negative ? J.unaryMinus(this) : this, 16);
+                    if (hex.length <= MAX_NATIVE_HEX) return (negative ? '-' : '') + hexToDec(hex);
+                }
+            }
+            return jsbiToString.call(this, radix);
+        },
+        writable: true, enumerable: false, configurable: true
+    });
+
+    function BigIntFn(x) {
+        if (this instanceof BigIntFn) throw new TypeError('BigInt is not a constructor');
+        if (IsBig(x)) return x;
+        if (typeof x === 'number') {
+            if (!isFinite(x) || Math.floor(x) !== x) {
+                throw new RangeError('The number ' + x + ' cannot be converted to a BigInt because it is not an integer');
+            }
+            return J.BigInt(x);
+        }
+        if (typeof x === 'string') {
+            try {
+                return J.BigInt(x);
+            } catch (e) {
+                throw new SyntaxError('Cannot convert ' + x + ' to a BigInt');
+            }
+        }
+        if (typeof x === 'boolean') return x ? ONE : ZERO;
+        if (x !== null && typeof x === 'object') {
+            var prim = x.valueOf();
+            if (prim === x || (prim !== null && typeof prim === 'object' && !IsBig(prim))) prim = String(x);
+            return BigIntFn(prim);
+        }
+        throw new TypeError('Cannot convert ' + x + ' to a BigInt');
+    }
+    function ToBig(x) {
+        if (IsBig(x)) return x;
+        if (typeof x === 'boolean') return x ? ONE : ZERO;
+        if (typeof x === 'string') return BigIntFn(x);
+        throw new TypeError('Cannot convert ' + x + ' to a BigInt');
+    }
+    function Index(bits) {
+        bits = Number(bits);
+        if (bits !== bits) return 0;
+        if (bits < 0 || bits > 9007199254740991) throw new RangeError('Invalid value: not (convertible to) a safe integer');
+        return Math.floor(bits);
+    }
+    BigIntFn.prototype = J.prototype;
+    BigIntFn.asUintN = function (bits, x) { return J.asUintN(Index(bits), ToBig(x)); };
+    BigIntFn.asIntN = function (bits, x) { return J.asIntN(Index(bits), ToBig(x)); };
+    Define('__sigil_BigInt', BigIntFn);
+
+    Define('__sigil_Number', function (x) {
+        if (arguments.length === 0) return 0;
+        return IsBig(x) ? J.toNumber(x) : Number(x);
+    });
+
+    // a op b for the operators where both sides must be of one numeric type.
+    function Arith(big, native) {
+        return function (a, b) {
+            if (typeof a === 'number' && typeof b === 'number') return native(a, b);
+            var ba = IsBig(a);
+            var bb = IsBig(b);
+            if (ba && bb) return big(a, b);
+            if (ba || bb) Mix();
+            return native(a, b);
+        };
+    }
+    // The other side of a comparison with a BigInt, as JSBI's comparisons take it: null and
+    // undefined are never equal to one (== null is false) and compare as 0 and NaN; booleans as 0/1.
+    function Operand(x) {
+        if (x === null) return 0;
+        if (x === undefined) return NaN;
+        if (typeof x === 'boolean') return x ? 1 : 0;
+        return x;
+    }
+    function Compare(big, native, equality) {
+        return function (a, b) {
+            if (typeof a === 'number' && typeof b === 'number') return native(a, b);
+            if (IsBig(a) || IsBig(b)) {
+                if (equality && (a === null || a === undefined || b === null || b === undefined)) return native(a, b);
+                return big(Operand(a), Operand(b));
+            }
+            return native(a, b);
+        };
+    }
+
+    var b = {
+        add: function (a, c) {
+            if (typeof a === 'number' && typeof c === 'number') return a + c;
+            if (IsBig(a) || IsBig(c)) return J.ADD(a, c);
+            return a + c;
+        },
+        sub: Arith(J.subtract, function (a, c) { return a - c; }),
+        mul: Arith(J.multiply, function (a, c) { return a * c; }),
+        div: Arith(J.divide, function (a, c) { return a / c; }),
+        mod: Arith(J.remainder, function (a, c) { return a % c; }),
+        pow: Arith(J.exponentiate, function (a, c) { return Math.pow(a, c); }),
+        and: Arith(J.bitwiseAnd, function (a, c) { return a & c; }),
+        or: Arith(J.bitwiseOr, function (a, c) { return a | c; }),
+        xor: Arith(J.bitwiseXor, function (a, c) { return a ^ c; }),
+        shl: Arith(J.leftShift, function (a, c) { return a << c; }),
+        sar: Arith(J.signedRightShift, function (a, c) { return a >> c; }),
+        shr: function (a, c) {
+            if (IsBig(a) && IsBig(c)) throw new TypeError('BigInts have no unsigned right shift, use >> instead');
+            if (IsBig(a) || IsBig(c)) Mix();
+            return a >>> c;
+        },
+        lt: Compare(J.LT, function (a, c) { return a < c; }),
+        le: Compare(J.LE, function (a, c) { return a <= c; }),
+        gt: Compare(J.GT, function (a, c) { return a > c; }),
+        ge: Compare(J.GE, function (a, c) { return a >= c; }),
+        eq: Compare(J.EQ, function (a, c) { return a == c; }, true),  // eslint-disable-line eqeqeq
+        ne: Compare(J.NE, function (a, c) { return a != c; }, true),  // eslint-disable-line eqeqeq
+        seq: function (a, c) { return IsBig(a) && IsBig(c) ? J.equal(a, c) : a === c; },
+        sne: function (a, c) { return IsBig(a) && IsBig(c) ? !J.equal(a, c) : a !== c; },
+        neg: function (a) { return IsBig(a) ? J.unaryMinus(a) : -a; },
+        not: function (a) { return IsBig(a) ? J.bitwiseNot(a) : ~a; },
+        pos: function (a) {
+            if (IsBig(a)) throw new TypeError('Cannot convert a BigInt value to a number');
+            return +a;
+        },
+        lnot: function (a) { return IsBig(a) ? J.equal(a, ZERO) : !a; },
+        truth: function (a) { return IsBig(a) ? !J.equal(a, ZERO) : !!a; },
+        land: function (a, f) { return (IsBig(a) ? !J.equal(a, ZERO) : a) ? f() : a; },
+        lor: function (a, f) { return (IsBig(a) ? !J.equal(a, ZERO) : a) ? a : f(); },
+        type: function (a) { return IsBig(a) ? 'bigint' : typeof a; },
+        inc: function (a) { return IsBig(a) ? J.add(a, ONE) : +a + 1; },
+        dec: function (a) { return IsBig(a) ? J.subtract(a, ONE) : +a - 1; },
+        // x++: the old value (as a numeric), after the assignment in the second argument ran.
+        post: function (old) { return IsBig(old) ? old : +old; },
+        upd: function (o, key, step, prefix) {
+            var old = o[key];
+            var next = step > 0 ? b.inc(old) : b.dec(old);
+            o[key] = next;
+            return prefix ? next : b.post(old);
+        },
+        ca: function (o, key, op, f) {
+            var old = o[key];
+            return (o[key] = b[op](old, f()));
+        },
+        str: function (a) { return IsBig(a) ? a.toString() : a; }
+    };
+    Define('__sigil_b', b);
+})(this);
