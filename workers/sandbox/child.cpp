@@ -283,7 +283,7 @@ duk_ret_t SetUpGlobals(duk_context* ctx, void* udata) {
     if (options->install_test_natives != nullptr) options->install_test_natives(ctx);
     EvalRuntime(ctx, ShimsSource(), "shims.js");
     EvalRuntime(ctx, PreludeSource(), "prelude.js");
-    EvalRuntime(ctx, EthersSource(), "ethers.js");
+    EvalRuntime(ctx, EthersSource(), "ethers5.js");
     duk_eval_string_noresult(ctx, PRELUDE);
     return 0;
 }

@@ -152,6 +152,22 @@
         return h;
     }
 
+    function Utf8Bytes(text) {
+        var out = [];
+        for (var i = 0; i < text.length; i++) {
+            var c = text.charCodeAt(i);
+            if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+                var d = text.charCodeAt(i + 1);
+                if (d >= 0xdc00 && d <= 0xdfff) { c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00); i++; }
+            }
+            if (c < 0x80) out.push(c);
+            else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
+            else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+            else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+        }
+        return new Uint8Array(out);
+    }
+
     global.fetch = function (input, init) {
         init = init || {};
         var url = typeof input === 'string' ? input : (input && input.url) || String(input);
@@ -174,7 +190,9 @@
             ok: status >= 200 && status <= 299,
             headers: new Headers(reply.headers || {}),
             text: function () { return text; },
-            json: function () { return JSON.parse(text); }
+            json: function () { return JSON.parse(text); },
+            // The body's UTF-8 bytes (ethers v5's providers read responses this way).
+            arrayBuffer: function () { return Utf8Bytes(text).buffer; }
         };
     };
 
@@ -209,11 +227,6 @@
         return JSON.stringify(result, Replacer);
     };
 
-    // Hook for the native ethers subset (DESIGN.md section 5): the sandbox defines `ethers`
-    // as a global after this prelude (or registers __sigil_ethers_install to have it done
-    // here with access to Op); nothing in this file depends on it.
-    if (typeof global.__sigil_ethers_install === 'function') {
-        global.ethers = global.__sigil_ethers_install(Op);
-        delete global.__sigil_ethers_install;
-    }
+    // The sandbox defines `ethers` (ethers v5) after this prelude; its providers reach
+    // JSON-RPC nodes through the fetch above. Nothing in this file depends on it.
 })(this);
