@@ -33,16 +33,27 @@ after(async () => {
   await stack?.stop();
 });
 
-async function run(code, params) {
+const allowed = new Set();
+// Runs `code` (listed in the runners group first); the whole answer.
+async function runRaw(code, params) {
   const r0 = await stack.request('POST', 'get_sigil_action_ipfs_id', { rawBody: JSON.stringify(code) });
   const cid = assertOk(r0, 'get_sigil_action_ipfs_id');
-  assertOk(await stack.request('POST', 'add_action_to_group', { key: s.owner, body: { group_id: s.group, action_ipfs_cid: cid } }));
+  if (!allowed.has(cid)) {
+    assertOk(await stack.request('POST', 'add_action_to_group', { key: s.owner, body: { group_id: s.group, action_ipfs_cid: cid } }));
+    allowed.add(cid);
+  }
   const body = { code, pkp_id: s.pkp };
   if (params !== undefined) body.js_params = params;
   const r = await stack.request('POST', 'sigil_action', { key: s.executor, body });
   assert.equal(r.status, 200, `sigil_action -> ${r.status} ${r.text.slice(0, 400)}`);
-  assert.equal(r.json.has_error, false, JSON.stringify(r.json).slice(0, 2000));
-  return r.json.response;
+  return r.json;
+}
+
+// Runs `code`; its response, after checking it ran without an error.
+async function run(code, params) {
+  const j = await runRaw(code, params);
+  assert.equal(j.has_error, false, JSON.stringify(j).slice(0, 2000));
+  return j.response;
 }
 
 // The same action in Node with ethers v5 (and the Lit API the code uses, from `lit`).
@@ -141,4 +152,111 @@ test('the action key as an ethers v5 Wallet signs what Node\'s ethers v5 signs w
   const want = await referee(code, { to: TO }, { getLitActionPrivateKey: async () => got.key });
   assert.deepEqual(got, want);
   assert.equal(ethers5.utils.verifyMessage('hello', got.message), got.address);
+});
+
+const READ_ABI = [
+  'function MAX_GROUPS() view returns (uint256)',
+  'function getApiPayers() view returns (address[])',
+  'function accountExists(uint256 accountId) view returns (bool)',
+  'function isApiPayer(address) view returns (bool)',
+];
+
+test('a Contract read through JsonRpcProvider reaches the dev chain over fetch and answers as in Node', async () => {
+  const code = `async function main({ rpcUrl, address, abi }) {
+    const provider = new ethers.providers.JsonRpcProvider(rpcUrl);
+    const c = new ethers.Contract(address, abi, provider);
+    const payers = await c.getApiPayers();
+    const network = await provider.getNetwork();
+    const iface = new ethers.utils.Interface(abi);
+    const raw = await provider.call({ to: address, data: iface.encodeFunctionData('MAX_GROUPS', []) });
+    return {
+      maxGroups: (await c.MAX_GROUPS()).toString(), payers, exists: await c.accountExists(1),
+      isPayer: await c.isApiPayer(payers[0]), callStatic: (await c.callStatic.MAX_GROUPS()).toString(),
+      raw, decoded: iface.decodeFunctionResult('MAX_GROUPS', raw)[0].toString(),
+      chainId: network.chainId, code: (await provider.getCode(address)).length > 2,
+      balance: (await provider.getBalance(payers[0])).gt(0),
+    };
+  }`;
+  const params = { rpcUrl: stack.rpcUrl, address: stack.contract, abi: READ_ABI };
+  const got = await run(code, params);
+  const want = await referee(code, params);
+  assert.deepEqual(got, want);
+  assert.equal(got.chainId, Number(stack.chainId));
+  assert.ok(got.payers.length > 0);
+});
+
+// One action, three modes, so its CID (and so its key) stays the same across the calls.
+const WALLET_CODE = `async function main({ mode, rpcUrl, to, value }) {
+  const provider = new ethers.providers.JsonRpcProvider(rpcUrl);
+  const key = await Lit.Actions.getLitActionPrivateKey();
+  const wallet = new ethers.Wallet(key).connect(provider);
+  if (mode === 'address') return { address: await wallet.getAddress(), key };
+  if (mode === 'build') {
+    const tx = await wallet.populateTransaction({ to, value: ethers.BigNumber.from(value) });
+    const signed = await wallet.signTransaction(tx);
+    return { signed, tx: JSON.parse(JSON.stringify(tx)) };
+  }
+  const sent = await wallet.sendTransaction({ to, value: ethers.utils.parseUnits(value, 'wei') });
+  const receipt = await sent.wait();
+  return { hash: sent.hash, from: sent.from, status: receipt.status, blockNumber: receipt.blockNumber,
+           confirmations: receipt.confirmations, balance: (await provider.getBalance(to)).toString() };
+}`;
+
+async function fundActionWallet() {
+  const { address, key } = await run(WALLET_CODE, { mode: 'address', rpcUrl: stack.rpcUrl });
+  assert.equal(address, new ethers5.Wallet(key).address);
+  await chainRpc(stack, 'anvil_setBalance', [address, '0x' + (10n ** 19n).toString(16)]);
+  return { address, key };
+}
+
+test('a transaction built and signed by ethers v5 inside an action is the one Node signs, and the test broadcasts it', async () => {
+  const { address, key } = await fundActionWallet();
+  const to = ethers5.Wallet.createRandom().address;
+  const got = await run(WALLET_CODE, { mode: 'build', rpcUrl: stack.rpcUrl, to, value: '12345' });
+  // populateTransaction asked the chain: nonce, fees, gas limit and chain id are filled in.
+  assert.equal(got.tx.from, address);
+  assert.equal(got.tx.type, 2);
+  assert.equal(got.tx.chainId, Number(stack.chainId));
+  assert.equal(ethers5.BigNumber.from(got.tx.gasLimit).toNumber(), 21000);
+  // Node's ethers v5 signs the same fields to the same bytes.
+  const tx = { ...got.tx };
+  delete tx.from;
+  assert.equal(got.signed, await new ethers5.Wallet(key).signTransaction(tx));
+  const parsed = ethers5.utils.parseTransaction(got.signed);
+  assert.equal(parsed.from, address);
+  assert.equal(parsed.to, to);
+  const hash = await chainRpc(stack, 'eth_sendRawTransaction', [got.signed]);
+  assert.equal(hash, parsed.hash);
+  const receipt = await chainRpc(stack, 'eth_getTransactionReceipt', [hash]);
+  assert.equal(receipt.status, '0x1');
+  assert.equal(BigInt(await chainRpc(stack, 'eth_getBalance', [to, 'latest'])), 12345n);
+});
+
+test('an action sends a transaction with Wallet.sendTransaction and waits for it (tx.wait) on the dev chain', async () => {
+  const { address } = await fundActionWallet();
+  const to = ethers5.Wallet.createRandom().address;
+  const got = await run(WALLET_CODE, { mode: 'send', rpcUrl: stack.rpcUrl, to, value: '777' });
+  assert.equal(got.from, address);
+  assert.equal(got.status, 1);
+  assert.ok(got.confirmations >= 1);
+  assert.equal(got.balance, '777');
+  const receipt = await chainRpc(stack, 'eth_getTransactionReceipt', [got.hash]);
+  assert.equal(receipt.status, '0x1');
+  assert.equal(Number(receipt.blockNumber), got.blockNumber);
+  assert.equal(receipt.from.toLowerCase(), address.toLowerCase());
+  assert.equal(BigInt(await chainRpc(stack, 'eth_getBalance', [to, 'latest'])), 777n);
+});
+
+test('providers go through the sandbox fetch: its address policy and fetch count apply', async () => {
+  const port = new URL(stack.rpcUrl).port;
+  const refused = await runRaw(`async function main({ url }) {
+    return await new ethers.providers.StaticJsonRpcProvider(url, 31337).send('eth_chainId', []); }`, { url: `http://127.0.0.2:${port}` });
+  assert.equal(refused.has_error, true, JSON.stringify(refused));
+  assert.match(JSON.stringify(refused.error), /127\.0\.0\.2/);
+  const many = await runRaw(`async function main({ url }) {
+    const p = new ethers.providers.StaticJsonRpcProvider(url, 31337);
+    for (let i = 0; i < 60; i++) await p.send('eth_blockNumber', []);
+    return 'all sent'; }`, { url: stack.rpcUrl });
+  assert.equal(many.has_error, true, JSON.stringify(many));
+  assert.equal(many.error.code, 'fetch_limit', JSON.stringify(many));
 });

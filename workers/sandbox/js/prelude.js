@@ -141,15 +141,21 @@
     };
     Headers.prototype.toJSON = function () { return this._map; };
 
+    // Content-Length is dropped, as browsers drop it (a forbidden request header): the worker
+    // sets the body's true length. ethers v5's providers send one.
     function PlainHeaders(h) {
         if (!h) return {};
-        if (h instanceof Headers) return h._map;
-        if (Array.isArray(h)) {
-            var out = {};
-            for (var i = 0; i < h.length; i++) out[h[i][0]] = String(h[i][1]);
+        var src = h instanceof Headers ? h._map : h, out = {}, i;
+        if (Array.isArray(src)) {
+            for (i = 0; i < src.length; i++) {
+                if (String(src[i][0]).toLowerCase() !== 'content-length') out[src[i][0]] = String(src[i][1]);
+            }
             return out;
         }
-        return h;
+        for (var k in src) {
+            if (Object.prototype.hasOwnProperty.call(src, k) && String(k).toLowerCase() !== 'content-length') out[k] = src[k];
+        }
+        return out;
     }
 
     function Utf8Bytes(text) {
@@ -168,7 +174,12 @@
         return new Uint8Array(out);
     }
 
-    global.fetch = function (input, init) {
+    // The request runs at once (the worker applies its limits); the answer arrives as a promise
+    // settled from a timer as long (virtual time, at least 1 ms) as the request took, as network
+    // I/O would: timers due meanwhile run first, as in an event loop (ethers' JsonRpcProvider
+    // clears its per-tick cache from a 0 ms timer and would otherwise answer from it forever).
+    var setTimer = global.setTimeout;
+    function FetchNow(input, init) {
         init = init || {};
         var url = typeof input === 'string' ? input : (input && input.url) || String(input);
         var body = init.body;
@@ -194,6 +205,18 @@
             // The body's UTF-8 bytes (ethers v5's providers read responses this way).
             arrayBuffer: function () { return Utf8Bytes(text).buffer; }
         };
+    }
+    global.fetch = function (input, init) {
+        var ok = true, value, started = Date.now();
+        try {
+            value = FetchNow(input, init);
+        } catch (e) {
+            ok = false;
+            value = e;
+        }
+        return new Promise(function (resolve, reject) {
+            setTimer(function () { if (ok) resolve(value); else reject(value); }, Math.max(1, Date.now() - started));
+        });
     };
 
     // --- await and main ------------------------------------------------------------------
