@@ -66,7 +66,7 @@ const KEY = '0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318'
 const TO = '0x8ba1f109551bD432803012645Ac136ddd64DBA72';
 
 test('ethers.utils, BigNumber, AbiCoder, Interface and Wallet signatures match ethers v5 in Node', async () => {
-  const code = `async function main({ key, to }) {
+  const code = `async function main({ key, to, text }) {
     const u = ethers.utils;
     const w = new ethers.Wallet(key);
     const iface = new u.Interface([
@@ -129,10 +129,13 @@ test('ethers.utils, BigNumber, AbiCoder, Interface and Wallet signatures match e
       typedHash: u._TypedDataEncoder.hash(domain, types, mail),
       typedVerified: u.verifyTypedData(domain, types, mail, await w._signTypedData(domain, types, mail)),
       hashMessage: u.hashMessage('hello'),
+      // Non-BMP characters from the source and from js_params encode as V8's surrogate pairs do.
+      emoji: [u.hexlify(u.toUtf8Bytes('gm 😀')), u.hexlify(u.toUtf8Bytes(text)), u.id(text), await w.signMessage(text),
+              u.toUtf8String(u.toUtf8Bytes(text)) === text],
       version: ethers.version,
     };
   }`;
-  const params = { key: KEY, to: TO };
+  const params = { key: KEY, to: TO, text: 'héllo 😀 \u65e5' };
   const got = await run(code, params);
   const want = await referee(code, params);
   for (const name of Object.keys(want)) assert.deepEqual(got[name], want[name], name);

@@ -100,6 +100,22 @@ source = patch(source, `	function computePublicKey(key, compressed) {
 	        var fast = __sigil_fast("publicKey", { key: (0, lib$1.hexlify)(bytes) });
 	        if (fast) return compressed ? fast.compressedPublicKey : fast.publicKey;
 	    }`, 'native computePublicKey');
+// toUtf8Bytes (@ethersproject/strings): Duktape keeps a non-BMP character that arrives as
+// UTF-8 (action source, js_params) as one code unit above 0xFFFF where V8 has a surrogate
+// pair; both must encode to the same four bytes.
+source = patch(source, `	            result.push((pair & 0x3f) | 0x80);
+	        }
+	        else {
+	            result.push((c >> 12) | 0xe0);`, `	            result.push((pair & 0x3f) | 0x80);
+	        }
+	        else if (c > 0xffff) {
+	            result.push((c >> 18) | 0xf0);
+	            result.push(((c >> 12) & 0x3f) | 0x80);
+	            result.push(((c >> 6) & 0x3f) | 0x80);
+	            result.push((c & 0x3f) | 0x80);
+	        }
+	        else {
+	            result.push((c >> 12) | 0xe0);`, 'toUtf8Bytes of non-BMP code units');
 // keccak256 (@ethersproject/keccak256), which every address, hash and signature goes through.
 source = patch(source, `	function keccak256(data) {
 	    return '0x' + js_sha3_1.default.keccak_256((0, lib$1.arrayify)(data));`, `	function keccak256(data) {
