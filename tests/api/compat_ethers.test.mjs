@@ -131,7 +131,7 @@ test('ethers.utils, BigNumber, AbiCoder, Interface and Wallet signatures match e
       hashMessage: u.hashMessage('hello'),
       // Non-BMP characters from the source and from js_params encode as V8's surrogate pairs do.
       emoji: [u.hexlify(u.toUtf8Bytes('gm 😀')), u.hexlify(u.toUtf8Bytes(text)), u.id(text), await w.signMessage(text),
-              u.toUtf8String(u.toUtf8Bytes(text)) === text],
+              u.hexlify(u.toUtf8Bytes(u.toUtf8String(u.toUtf8Bytes(text))))],
       version: ethers.version,
     };
   }`;
