@@ -100,6 +100,15 @@ source = patch(source, `	function computePublicKey(key, compressed) {
 	        var fast = __sigil_fast("publicKey", { key: (0, lib$1.hexlify)(bytes) });
 	        if (fast) return compressed ? fast.compressedPublicKey : fast.publicKey;
 	    }`, 'native computePublicKey');
+// Wallet.signMessage and _signTypedData join the signature signDigest has just split; with the
+// native, its 65-byte answer is that joined form already (splitting and joining again costs more
+// than the signature itself in Duktape).
+source = patch(source, `return [2 /*return*/, (0, lib$1.joinSignature)(this._signingKey().signDigest((0, lib$c.hashMessage)(message)))];`,
+  `return [2 /*return*/, __sigil_signed(this._signingKey(), (0, lib$c.hashMessage)(message), lib$1.joinSignature)];`,
+  'native Wallet.signMessage');
+source = patch(source, `return [2 /*return*/, (0, lib$1.joinSignature)(this._signingKey().signDigest(lib$c._TypedDataEncoder.hash(populated.domain, types, populated.value)))];`,
+  `return [2 /*return*/, __sigil_signed(this._signingKey(), lib$c._TypedDataEncoder.hash(populated.domain, types, populated.value), lib$1.joinSignature)];`,
+  'native Wallet._signTypedData');
 // toUtf8Bytes (@ethersproject/strings): Duktape keeps a non-BMP character that arrives as
 // UTF-8 (action source, js_params) as one code unit above 0xFFFF where V8 has a surrogate
 // pair; both must encode to the same four bytes.
@@ -144,6 +153,12 @@ var __sigil_fast = function (name, args) {
     var text;
     try { text = __sigil_crypto(name, JSON.stringify(args)); } catch (e) { return null; }
     return JSON.parse(text);
+};
+// joinSignature(signingKey.signDigest(digest)), from the native when it takes the digest.
+var __sigil_signed = function (signingKey, digest, joinSignature) {
+    var fast = typeof digest === 'string' && /^0x[0-9a-fA-F]{64}$/.test(digest)
+        ? __sigil_fast('signDigest', { privateKey: signingKey.privateKey, digest: digest }) : null;
+    return fast !== null ? fast : joinSignature(signingKey.signDigest(digest));
 };
 var atob = function (text) {
     var ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
