@@ -100,6 +100,15 @@ source = patch(source, `	function computePublicKey(key, compressed) {
 	        var fast = __sigil_fast("publicKey", { key: (0, lib$1.hexlify)(bytes) });
 	        if (fast) return compressed ? fast.compressedPublicKey : fast.publicKey;
 	    }`, 'native computePublicKey');
+// computeAddress (@ethersproject/transactions; Wallet's constructor, recoverAddress and
+// verifyMessage use it): the native answers the EIP-55 address of a key in one call.
+source = patch(source, `	function computeAddress(key) {
+	    var publicKey = (0, lib$g.computePublicKey)(key);`, `	function computeAddress(key) {
+	    if (typeof key === "string" && /^0x([0-9a-fA-F]{64}|[0-9a-fA-F]{66}|[0-9a-fA-F]{130})$/.test(key)) {
+	        var fast = __sigil_fast("publicKey", { key: key });
+	        if (fast) return fast.address;
+	    }
+	    var publicKey = (0, lib$g.computePublicKey)(key);`, 'native computeAddress');
 // Wallet.signMessage and _signTypedData join the signature signDigest has just split; with the
 // native, its 65-byte answer is that joined form already (splitting and joining again costs more
 // than the signature itself in Duktape).

@@ -280,6 +280,9 @@ public:
             const std::string digest = "ethers.utils.keccak256(ethers.utils.toUtf8Bytes('digest " + std::to_string(i) + "'))";
             const std::string sk = "new ethers.utils.SigningKey(" + key + ")";
             AssertSameAsEthers("[" + sk + ".publicKey, " + sk + ".compressedPublicKey, new ethers.Wallet(" + key + ").address]");
+            AssertSameAsEthers("[ethers.utils.computeAddress(" + key + "), ethers.utils.computeAddress(" + sk + ".publicKey),"
+                               " ethers.utils.computeAddress(" + sk + ".compressedPublicKey), ethers.utils.computeAddress(" + sk +
+                               ".publicKey.toUpperCase().replace('0X', '0x')), ethers.utils.computeAddress(ethers.utils.arrayify(" + sk + ".publicKey))]");
             AssertSameAsEthers(sk + ".signDigest(" + digest + ")");
             AssertSameAsEthers("(function () { var s = " + sk + ".signDigest(" + digest + "); return [ethers.utils.recoverPublicKey(" +
                                digest + ", s), ethers.utils.recoverAddress(" + digest + ", ethers.utils.joinSignature(s))]; })()");
@@ -303,6 +306,11 @@ public:
         }
         AssertSameAsEthers("ethers.utils.computePublicKey('0x04' + '00'.repeat(64), true)");
         AssertSameAsEthers("ethers.utils.computePublicKey('0x02' + 'ff'.repeat(32))");
+        // Not on the curve: ethers hashes the 64 bytes as given; so must the fast path (by not taking it).
+        AssertSameAsEthers("ethers.utils.computeAddress('0x04' + '11'.repeat(64))");
+        AssertSameAsEthers("ethers.utils.computeAddress('0x05' + '11'.repeat(64))");
+        AssertSameAsEthers("ethers.utils.computeAddress('0x02' + 'ff'.repeat(32))");
+        AssertSameAsEthers("ethers.utils.computeAddress('0x' + '00'.repeat(32))");
         AssertSameAsEthers("ethers.utils.recoverAddress(ethers.utils.id('x'), '0x' + '00'.repeat(65))");
         AssertSameAsEthers("ethers.utils.recoverAddress(ethers.utils.id('x'), '0x' + '11'.repeat(32) + 'ff'.repeat(32) + '1b')");
         AssertSameAsEthers("ethers.utils.recoverAddress('0x1234', V.wallets[0].digestSignature)");
