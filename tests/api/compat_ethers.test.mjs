@@ -271,7 +271,7 @@ test('providers go through the sandbox fetch: its address policy and fetch count
 const COMPAT_DIR = process.env.SIGIL_COMPAT_ACTIONS ?? join(SOURCE_DIR, '..', 'shared', 'compat-actions');
 const UPTIME = join(COMPAT_DIR, '10_uptimeInsurance.js');
 
-test('published action 10_uptimeInsurance runs unmodified: its dry run is signed by its pool (recovered by Node's ethers v5), its payout lands on the dev chain',
+test('published action 10_uptimeInsurance runs unmodified: its dry run is signed by its pool (recovered by ethers v5 in Node), its payout lands on the dev chain',
   { skip: existsSync(UPTIME) ? false : `${UPTIME} is missing (set SIGIL_COMPAT_ACTIONS)` }, async () => {
     const text = readFileSync(UPTIME, 'utf8');
     const code = text.slice(text.indexOf('\n', text.indexOf('---- BEGIN VERBATIM ----')) + 1);
