@@ -41,7 +41,9 @@ function patch(text, from, to, why) {
 let source = readFileSync(input, 'utf8');
 // ENS normalisation decodes its Unicode tables when ethers loads ("@TODO: This should be
 // lazily loaded" in ethers): 36 MiB of heap and about a second in Duktape, for every zygote,
-// while only ENS names use them. Decoded on the first ENS name instead.
+// while only ENS names use them. Decoded on the first ENS name instead, and only when the runtime
+// can normalise strings (the last step needs String.prototype.normalize): without it an ENS name
+// fails at once rather than after building the tables.
 source = patch(source, `var r = (0, include.getData)();
 
 	// @TODO: This should be lazily loaded
@@ -51,6 +53,9 @@ source = patch(source, `var r = (0, include.getData)();
 	var EMOJI_ROOT = (0, decoder.read_emoji_trie)(r);`, `var VALID, IGNORED, MAPPED, EMOJI_ROOT;
 	function __sigil_ens_tables() {
 	    if (VALID) return;
+	    if (typeof String.prototype.normalize !== "function") {
+	        throw new Error("ENS names need String.prototype.normalize, which this runtime does not have");
+	    }
 	    var r = (0, include.getData)();
 	    VALID = new Set((0, decoder.read_member_array)(r));
 	    IGNORED = new Set((0, decoder.read_member_array)(r));
