@@ -7,7 +7,12 @@
 //   signMessage      an EIP-191 signature with the PKP (keyd, chain permission check, signing)
 //   encrypt          AES-256-GCM with the PKP's encryption key
 //   ethers wallet    the action key, ethers.Wallet and signMessage (the issue's fourth example)
-// Every answer is checked (200 and has_error false); a failed run aborts the benchmark.
+//   ethers rpc       ethers v5's Interface.encodeFunctionData and a JsonRpcProvider eth_call to the
+//                    dev chain (fetch allowed to 127.0.0.1 for this benchmark)
+// Every answer is checked (200 and has_error false); a failed run aborts the benchmark, except
+// an action whose first run fails (a sandbox without that API), which is reported and skipped.
+// --sandbox PATH runs the workers with another sigil-sandbox ([actions] sandbox_path), to compare
+// two builds on one stack.
 import { performance } from 'node:perf_hooks';
 import { startStack, newAccount, addGroup, addUsageKey, createWallet } from '../api/stack.mjs';
 
@@ -25,6 +30,7 @@ const ACTIONS = {
   signMessage: 'async function main({ pkpId }) { return await Lit.Actions.signMessage({ pkpId, message: "bench" }); }',
   encrypt: 'async function main({ pkpId }) { return await Lit.Actions.Encrypt({ pkpId, message: "bench secret" }); }',
   'ethers wallet': 'async function main() { const pk = await Lit.Actions.getLitActionPrivateKey(); const wallet = new ethers.Wallet(pk); const signature = await wallet.signMessage("Chipotle Rocks!"); return { wallet_address: wallet.address, signature, publicKey: wallet.publicKey }; }',
+  'ethers rpc': 'async function main({ rpcUrl, contract }) { const iface = new ethers.utils.Interface(["function MAX_GROUPS() view returns (uint256)"]); const provider = new ethers.providers.StaticJsonRpcProvider(rpcUrl, 31337); const raw = await provider.call({ to: contract, data: iface.encodeFunctionData("MAX_GROUPS", []) }); return iface.decodeFunctionResult("MAX_GROUPS", raw)[0].toString(); }',
 };
 
 const quantile = (s, q) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
@@ -40,8 +46,10 @@ const BILLING = process.argv.includes('--billing');
 // so with --billing every charge is also checked against the key's cap.
 const USAGE_KEY = process.argv.includes('--usage-key');
 const dbIndex = process.argv.indexOf('--billing-database');
+const sandboxIndex = process.argv.indexOf('--sandbox');
 const stack = await startStack({
   workers: WORKERS,
+  actions: ['fetch_allowed_addresses = 127.0.0.1', ...(sandboxIndex > 0 ? [`sandbox_path = ${process.argv[sandboxIndex + 1]}`] : [])],
   billing: BILLING ? { lines: ['starter_credit_cents = 100000000', 'max_concurrent_runs_per_key = 0'],
     database: dbIndex > 0 ? process.argv[dbIndex + 1] : undefined } : null,
 });
@@ -60,13 +68,21 @@ try {
   }
   const runKey = USAGE_KEY ? await addUsageKey(stack, key, { execute_in_groups: [1], balance: 1_000_000_000 }, 'bench runs', 'capped') : key;
   const runOnce = async (code) => {
-    const r = await stack.request('POST', 'sigil_action', { key: runKey, body: { code, pkp_id: pkp, js_params: { pkpId: pkp } } });
+    const r = await stack.request('POST', 'sigil_action', { key: runKey, body: { code, pkp_id: pkp,
+      js_params: { pkpId: pkp, rpcUrl: stack.rpcUrl, contract: stack.contract } } });
     if (r.status !== 200 || r.json?.has_error !== false) throw new Error(`run failed: ${r.status} ${r.text.slice(0, 300)}`);
   };
 
-  console.log(`Sigil action runs through nginx (HTTPS, keep-alive), ${WORKERS} workers, inline code, billing ${BILLING ? "on" : "off"}, ${USAGE_KEY ? 'a capped usage key' : 'the master key'}`);
+  console.log(`Sigil action runs through nginx (HTTPS, keep-alive), ${WORKERS} workers, inline code, billing ${BILLING ? "on" : "off"}, ` +
+    `${USAGE_KEY ? 'a capped usage key' : 'the master key'}` + (sandboxIndex > 0 ? `, sandbox ${process.argv[sandboxIndex + 1]}` : ''));
   console.log(`${'action'.padEnd(16)} ${'c1 p50'.padStart(8)} ${'c1 p99'.padStart(8)} ${`c${CONCURRENCY} p50`.padStart(8)} ${`c${CONCURRENCY} p99`.padStart(8)} ${'runs/s'.padStart(8)}   (ms)`);
   for (const [name, code] of Object.entries(ACTIONS)) {
+    try {
+      await runOnce(code);
+    } catch (e) {
+      console.log(`${name.padEnd(16)} not supported by this sandbox: ${e.message.slice(0, 120)}`);
+      continue;
+    }
     for (let i = 0; i < 3 * WORKERS; i++) await runOnce(code); // every worker lowers and caches it
     const seq = [];
     for (let i = 0; i < RUNS; i++) {

@@ -1,7 +1,9 @@
 // The sandbox alone, through the worker's host API (workers/actions/sandbox_host): one hello-world
 // run is a SPAWN to the sigil-sandbox zygote, a fork, a fresh heap, the run and the exit report.
 // Prints p50/p90/p99/max over N runs for code that is already lowered (what the worker's cache
-// hands a repeated CID) and for source lowered in the child (a first run of a CID).
+// hands a repeated CID) and for source lowered in the child (a first run of a CID), then the same
+// for ethers actions (a Wallet's signMessage; Interface.encodeFunctionData), and the zygote's
+// start-up (start to the first run's end, which includes preparing the heap) and resident size.
 //
 //   cmake --build build --target bench_sandbox && build/tests/bench/bench_sandbox [RUNS=500] [SANDBOX]
 //
@@ -29,9 +31,12 @@ public:
     common::Status OnLog(std::string_view) override { return common::Success(); }
 };
 
-// Returns false (after printing why) when a run does not complete with the expected answer.
-bool Measure(workers::Zygote& zygote, const char* label, bool lower, int runs) {
-    const std::string code = "function main() { return 'Hello World!'; }";
+constexpr const char* HELLO = "function main() { return 'Hello World!'; }";
+
+// Returns false (after printing why) when a run does not complete with the expected answer
+// (`expected` empty: any completed run).
+bool Measure(workers::Zygote& zygote, const char* label, bool lower, int runs, const std::string& code = HELLO,
+             const std::string& expected = "\"Hello World!\"") {
     NoOps handler;
     std::vector<double> ms;
     ms.reserve(static_cast<std::size_t>(runs));
@@ -39,7 +44,8 @@ bool Measure(workers::Zygote& zygote, const char* label, bool lower, int runs) {
         const auto start = std::chrono::steady_clock::now();
         auto outcome = workers::RunAction(zygote, workers::RunRequest{code, "{}", {}, lower}, handler);
         const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        if (!outcome.ok() || outcome->end != workers::RunEnd::Completed || outcome->response_json != "\"Hello World!\"") {
+        if (!outcome.ok() || outcome->end != workers::RunEnd::Completed || !outcome->error.message.empty() ||
+            (!expected.empty() && outcome->response_json != expected)) {
             std::fprintf(stderr, "bench_sandbox: %s: the run failed: %s\n", label,
                          outcome.ok() ? outcome->error.message.c_str() : outcome.error().message.c_str());
             return false;
@@ -53,18 +59,53 @@ bool Measure(workers::Zygote& zygote, const char* label, bool lower, int runs) {
     return true;
 }
 
+// VmRSS of `pid` in KiB, 0 when unreadable.
+long ResidentKiB(pid_t pid) {
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/status").c_str(), "r");
+    if (f == nullptr) return 0;
+    char line[256];
+    long kib = 0;
+    while (std::fgets(line, sizeof(line), f) != nullptr) {
+        if (std::sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+    }
+    std::fclose(f);
+    return kib;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     const int runs = argc > 1 ? std::max(10, std::atoi(argv[1])) : 500;
     const std::string sandbox = argc > 2 ? argv[2] : std::string(SIGIL_BINARY_DIR) + "/bin/sigil-sandbox";
+    const auto started = std::chrono::steady_clock::now();
     auto zygote = workers::Zygote::Start(workers::ZygoteOptions{sandbox, {}});
     if (!zygote.ok()) {
         std::fprintf(stderr, "bench_sandbox: %s\n", zygote.error().message.c_str());
         return 1;
     }
+    {
+        NoOps handler;
+        auto first = workers::RunAction(*zygote, workers::RunRequest{HELLO, "{}", {}, false}, handler);
+        if (!first.ok() || first->end != workers::RunEnd::Completed) {
+            std::fprintf(stderr, "bench_sandbox: the first run failed\n");
+            return 1;
+        }
+    }
+    const double startup = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     std::printf("sandbox run (spawn, fork, heap, run, exit report) through %s\n", sandbox.c_str());
+    std::printf("zygote start to the end of its first run: %.1f ms; zygote resident: %ld KiB\n", startup,
+                ResidentKiB(zygote->pid()));
     if (!Measure(*zygote, "hello world, lowered code (cached CID)", false, runs)) return 1;
     if (!Measure(*zygote, "hello world, lowered in the child (new CID)", true, runs)) return 1;
+    const std::string sign =
+        "function main() { var w = new ethers.Wallet('0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318');"
+        " return w.signMessage('Chipotle Rocks!'); }";
+    if (!Measure(*zygote, "ethers Wallet + signMessage (lowered code)", false, runs, sign, "")) return 1;
+    const std::string encode =
+        "function main() { var i = new ethers.utils.Interface(['function transfer(address to, uint256 amount)']);"
+        " return i.encodeFunctionData('transfer', ['0x8ba1f109551bD432803012645Ac136ddd64DBA72', 5]); }";
+    if (!Measure(*zygote, "ethers Interface.encodeFunctionData (lowered)", false, runs, encode, "")) {
+        std::printf("(this sandbox has no ethers.utils.Interface)\n");
+    }
     return 0;
 }

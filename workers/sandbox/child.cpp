@@ -326,7 +326,7 @@ duk_ret_t SetUpGlobals(duk_context* ctx, void* udata) {
     EvalRuntime(ctx, WebGlobalsSource(), "globals.js");
     EvalRuntime(ctx, WebPackagesSource(), "web_packages.js");
     EvalRuntime(ctx, PreludeSource(), "prelude.js");
-    EvalRuntime(ctx, EthersSource(), "ethers.js");
+    EvalRuntime(ctx, EthersSource(), "ethers5.js");
     duk_eval_string_noresult(ctx, PRELUDE);
     return 0;
 }

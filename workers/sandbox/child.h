@@ -39,7 +39,7 @@ SandboxHeapHooks SandboxHeap();
 void WarmUpSandboxParent();
 
 // Builds, in the zygote before any fork, the heap every child then runs in (copy-on-write):
-// natives, shims.js, prelude.js, ethers.js, frozen built-ins. No request data has touched it,
+// natives, shims.js, prelude.js, ethers v5 (js/ethers_lower.mjs), frozen built-ins. No request data has touched it,
 // and Math.random is reseeded per child. False when it cannot be built (children then build
 // their own heap per run, slower but the same).
 bool PrepareSandboxHeap(const SandboxChildOptions& options);
@@ -51,7 +51,8 @@ bool PrepareSandboxHeap(const SandboxChildOptions& options);
 // install the seccomp filter; create a Duktape heap whose allocator counts against memory_bytes
 // and whose timeout hook fires at time_ms; remove Duktape, Proxy and CBOR; register
 // __sigil_op(name, argsJson) -> result JSON string (throws Error(message) when the worker
-// refuses), __sigil_log(text) and __sigil_crypto; evaluate shims.js, prelude.js and ethers.js;
+// refuses), __sigil_log(text), __sigil_crypto and __sigil_keccak256; evaluate shims.js,
+// prelude.js and ethers v5;
 // freeze the built-ins; when RUN asks for it and `transpiler` (preloaded in the zygote, its heap
 // on SandboxHeap()) is given, lower the code and send LOWERED (a syntax error ends the run as
 // a SyntaxError); eval the code; call __sigil_run_main(params_json); send DONE; _exit.

@@ -1,4 +1,4 @@
-// __sigil_crypto: the native half of the sandbox's ethers subset (JSON in, JSON out).
+// __sigil_crypto and __sigil_keccak256: the natives behind ethers' fast paths in the sandbox.
 #include "workers/sandbox/crypto.h"
 
 #include <cstring>
@@ -449,6 +449,29 @@ duk_ret_t NativeCrypto(duk_context* ctx) {
     return 1;
 }
 
+// __sigil_keccak256(Uint8Array) -> "0x" + 64 hex. Only plain data on this frame: the hash and
+// its text are written into fixed arrays before anything is pushed.
+duk_ret_t NativeKeccak256(duk_context* ctx) {
+    duk_size_t len = 0;
+    void* data = duk_get_buffer_data(ctx, 0, &len);
+    if (data == nullptr && len == 0 && !duk_is_buffer_data(ctx, 0)) {
+        return duk_error(ctx, DUK_ERR_TYPE_ERROR, "keccak256 expects a Uint8Array");
+    }
+    static constexpr char HEX[] = "0123456789abcdef";
+    char text[2 + 64];
+    {
+        const Hash32 hash = common::Keccak256Hash(ByteView(static_cast<const std::uint8_t*>(data), len));
+        text[0] = '0';
+        text[1] = 'x';
+        for (std::size_t i = 0; i < 32; ++i) {
+            text[2 + 2 * i] = HEX[hash[i] >> 4];
+            text[3 + 2 * i] = HEX[hash[i] & 15];
+        }
+    }
+    duk_push_lstring(ctx, text, sizeof(text));
+    return 1;
+}
+
 }  // namespace
 
 Result<std::string> RunCryptoOp(std::string_view name, std::string_view args_json) {
@@ -473,6 +496,8 @@ Result<std::string> RunCryptoOp(std::string_view name, std::string_view args_jso
 void InstallCryptoNatives(duk_context* ctx) {
     duk_push_c_function(ctx, NativeCrypto, 2);
     duk_put_global_string(ctx, "__sigil_crypto");
+    duk_push_c_function(ctx, NativeKeccak256, 1);
+    duk_put_global_string(ctx, "__sigil_keccak256");
 }
 
 std::string_view EthersSource() {

@@ -1,4 +1,5 @@
-// Native crypto for the sandbox's `ethers` subset: one Duktape native, __sigil_crypto, over common/.
+// Native crypto behind the sandbox's `ethers` (ethers v5 from npm, whose secp256k1 and keccak256
+// take these fast paths): two Duktape natives over common/.
 #pragma once
 
 #include <duktape.h>
@@ -15,16 +16,17 @@ namespace sigil::workers {
 // allows about 2 MiB of message bytes). Checked before any parsing.
 constexpr std::size_t MAX_CRYPTO_ARGS_BYTES = 4u * 1024u * 1024u;
 
-// Registers the global native `__sigil_crypto(name, argsJson) -> resultJson` in `ctx`.
-// ethers.js (EthersSource) captures it and removes it from the global object; nothing else
-// should call it. The native throws a JS Error whose message is RunCryptoOp's error message
+// Registers the global natives `__sigil_crypto(name, argsJson) -> resultJson` and
+// `__sigil_keccak256(Uint8Array) -> "0x" + 64 hex` in `ctx`. The ethers runtime (EthersSource)
+// captures both and removes them from the global object; nothing else should call them. The native throws a JS Error whose message is RunCryptoOp's error message
 // (never secret material) when the operation fails, and a TypeError when name or argsJson is
 // not a string. Must run inside a protected call (it pushes onto the value stack).
 void InstallCryptoNatives(duk_context* ctx);
 
-// The embedded workers/js/ethers.js: defines global `ethers` on top of __sigil_crypto.
-// Evaluate after InstallCryptoNatives and shims.js. Points at static storage, NUL-terminated
-// just past its end.
+// The embedded ethers runtime: ethers v5 (node_modules/ethers5, pinned) lowered and patched at
+// build time by js/ethers_lower.mjs; defines the global `ethers`, using the natives above when
+// they are installed (ethers' own code otherwise). Evaluate after InstallCryptoNatives,
+// shims.js and prelude.js. Points at static storage, NUL-terminated just past its end.
 std::string_view EthersSource();
 
 // The operation behind __sigil_crypto, without Duktape (unit tests and fuzzing call it directly).

@@ -126,16 +126,25 @@
 
     // --- fetch: through the worker, which applies the count, size, time and address limits --
     // The answer is a web Response (globals.js) with its Headers; request headers may be a
-    // Headers, an array of pairs or a plain object, as in a browser.
+    // Headers, an array of pairs or a plain object, as in a browser. Content-Length is dropped,
+    // as browsers drop it (a forbidden request header): the worker sets the body's true length
+    // (ethers v5's providers send one).
     var WebHeaders = global.Headers, WebResponse = global.Response, WebRequest = global.Request;
     function PlainHeaders(h) {
         var out = {};
         if (h === undefined || h === null) return out;
-        new WebHeaders(h).forEach(function (value, name) { out[name] = value; });
+        new WebHeaders(h).forEach(function (value, name) {
+            if (name !== 'content-length') out[name] = value;
+        });
         return out;
     }
 
-    global.fetch = function (input, init) {
+    // The request runs at once (the worker applies its limits); the answer arrives as a promise
+    // settled from a timer as long (virtual time, at least 1 ms) as the request took, as network
+    // I/O would: timers due meanwhile run first, as in an event loop (ethers' JsonRpcProvider
+    // clears its per-tick cache from a 0 ms timer and would otherwise answer from it forever).
+    var setTimer = global.setTimeout;
+    function FetchNow(input, init) {
         init = init || {};
         var request = input instanceof WebRequest ? input : null;
         var url = request ? request.url : String(input);
@@ -154,14 +163,24 @@
         }) || {};
         var status = reply.status | 0;
         // whatwg-fetch's Response refuses statuses outside 200-599; a real fetch never gives one.
-        var response = new WebResponse(typeof reply.body === 'string' ? reply.body : '', {
+        return new WebResponse(typeof reply.body === 'string' ? reply.body : '', {
             status: status >= 200 && status <= 599 ? status : 200,
             statusText: reply.statusText || '',
             headers: reply.headers || {},
             url: reply.url || url
         });
-        // Promise-valued like a real fetch: `await fetch(...)` and `.then` both work.
-        return Promise.resolve(response);
+    }
+    global.fetch = function (input, init) {
+        var ok = true, value, started = Date.now();
+        try {
+            value = FetchNow(input, init);
+        } catch (e) {
+            ok = false;
+            value = e;
+        }
+        return new Promise(function (resolve, reject) {
+            setTimer(function () { if (ok) resolve(value); else reject(value); }, Math.max(1, Date.now() - started));
+        });
     };
 
     // --- js_params as globals --------------------------------------------------------------
@@ -208,11 +227,6 @@
         return JSON.stringify(result, Replacer);
     };
 
-    // Hook for the native ethers subset (DESIGN.md section 5): the sandbox defines `ethers`
-    // as a global after this prelude (or registers __sigil_ethers_install to have it done
-    // here with access to Op); nothing in this file depends on it.
-    if (typeof global.__sigil_ethers_install === 'function') {
-        global.ethers = global.__sigil_ethers_install(Op);
-        delete global.__sigil_ethers_install;
-    }
+    // The sandbox defines `ethers` (ethers v5) after this prelude; its providers reach
+    // JSON-RPC nodes through the fetch above. Nothing in this file depends on it.
 })(this);

@@ -161,6 +161,67 @@
     });
     define(Array, 'of', function of() { return ap.slice.call(arguments); });
 
+    // --- Typed arrays ---------------------------------------------------------------------
+    // Duktape's typed arrays have only set and subarray: the ES2015 methods go on the shared
+    // %TypedArray% prototype and constructor, so every element type gets them. slice, map and
+    // filter return a new array of the receiver's own type, as in ES2015.
+    if (typeof Uint8Array === 'function') {
+        var TypedArray = Object.getPrototypeOf(Uint8Array);
+        var tp = Object.getPrototypeOf(Uint8Array.prototype);
+        var Clamp = function (v, len, dflt) {
+            if (v === undefined) return dflt;
+            v = Math.trunc(+v) || 0;
+            return v < 0 ? Math.max(len + v, 0) : Math.min(v, len);
+        };
+        define(tp, 'slice', function slice(start, end) {
+            var len = this.length;
+            var from = Clamp(start, len, 0), to = Clamp(end, len, len);
+            var out = new this.constructor(Math.max(to - from, 0));
+            for (var i = from; i < to; i++) out[i - from] = this[i];
+            return out;
+        });
+        define(tp, 'fill', ap.fill);
+        define(tp, 'indexOf', ap.indexOf);
+        define(tp, 'lastIndexOf', ap.lastIndexOf);
+        define(tp, 'includes', ap.includes);
+        define(tp, 'join', function join(sep) { return ap.join.call(this, sep === undefined ? ',' : sep); });
+        define(tp, 'toString', function toString() { return ap.join.call(this, ','); });
+        define(tp, 'forEach', ap.forEach);
+        define(tp, 'every', ap.every);
+        define(tp, 'some', ap.some);
+        define(tp, 'reduce', ap.reduce);
+        define(tp, 'reduceRight', ap.reduceRight);
+        define(tp, 'find', ap.find);
+        define(tp, 'findIndex', ap.findIndex);
+        define(tp, 'reverse', ap.reverse);
+        define(tp, 'map', function map(fn, self) {
+            var out = new this.constructor(this.length);
+            for (var i = 0; i < this.length; i++) out[i] = fn.call(self, this[i], i, this);
+            return out;
+        });
+        define(tp, 'filter', function filter(fn, self) {
+            var kept = [];
+            for (var i = 0; i < this.length; i++) if (fn.call(self, this[i], i, this)) kept.push(this[i]);
+            return new this.constructor(kept);
+        });
+        define(tp, 'sort', function sort(compare) {
+            var sorted = ap.slice.call(this).sort(compare || function (a, b) { return a - b; });
+            for (var i = 0; i < sorted.length; i++) this[i] = sorted[i];
+            return this;
+        });
+        define(tp, 'copyWithin', function copyWithin(target, start, end) {
+            var len = this.length;
+            var to = Clamp(target, len, 0), from = Clamp(start, len, 0), last = Clamp(end, len, len);
+            var copy = ap.slice.call(this, from, last);
+            for (var i = 0; i < copy.length && to + i < len; i++) this[to + i] = copy[i];
+            return this;
+        });
+        define(TypedArray, 'from', function from(source, mapFn, self) {
+            return new this(Array.from(source, mapFn, self));
+        });
+        define(TypedArray, 'of', function of() { return new this(ap.slice.call(arguments)); });
+    }
+
     // --- Map / Set / WeakMap --------------------------------------------------------------
     var next_object_id = 1;
     var ID_KEY = '__sigil_shim_id';
@@ -462,6 +523,24 @@
             for (var i = 0; i < timers.length; i++) {
                 if (timers[i].seq === id) { timers.splice(i, 1); return; }
             }
+        });
+        // setInterval re-arms one timeout per tick under the interval's own id. An interval
+        // nobody clears keeps the run going until its time limit, as it would keep a process.
+        var intervals = {};
+        define(global, 'setInterval', function setInterval(fn, ms) {
+            var args = Array.prototype.slice.call(arguments, 2);
+            var id = ++timerSeq;
+            var tick = function () {
+                intervals[id] = global.setTimeout(tick, ms);
+                if (typeof fn === 'function') fn.apply(undefined, args);
+            };
+            intervals[id] = global.setTimeout(tick, ms);
+            return id;
+        });
+        define(global, 'clearInterval', function clearInterval(id) {
+            if (!Object.prototype.hasOwnProperty.call(intervals, id)) return;
+            global.clearTimeout(intervals[id]);
+            delete intervals[id];
         });
         define(global, 'queueMicrotask', function queueMicrotask(fn) {
             if (typeof fn !== 'function') throw new TypeError('queueMicrotask needs a function');

@@ -317,8 +317,9 @@ public:
     }
     void testDangerousGlobalsRemoved() {
         auto o = Run("function main() { return [typeof Duktape, typeof Proxy, typeof CBOR, typeof __sigil_op,"
-                     " typeof __sigil_log, typeof __sigil_jobs, typeof __sigil_random, typeof __sigil_crypto]; }");
-        CPPUNIT_ASSERT_EQUAL(std::string(R"(["undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined"])"),
+                     " typeof __sigil_log, typeof __sigil_jobs, typeof __sigil_random, typeof __sigil_crypto,"
+                     " typeof __sigil_keccak256]; }");
+        CPPUNIT_ASSERT_EQUAL(std::string(R"(["undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined"])"),
                              o.response_json);
     }
     void testBuiltinPrototypesFrozen() {
