@@ -210,39 +210,6 @@ duk_ret_t NativeOp(duk_context* ctx) {
     return 1;
 }
 
-// Duktape keeps a string built from UTF-16 surrogates (String.fromCharCode, TextDecoder, JSON
-// escapes) as one 3-byte sequence per surrogate (CESU-8), which is not UTF-8: text leaving the
-// run gets each pair as its 4-byte UTF-8 form and a lone surrogate as U+FFFD, as V8 writes them
-// to UTF-8.
-std::string WellFormedUtf8(const char* text, std::size_t len) {
-    std::string out;
-    out.reserve(len);
-    auto surrogate = [&](std::size_t i, unsigned char lo, unsigned char hi) {
-        return i + 2 < len && static_cast<unsigned char>(text[i]) == 0xED &&
-               static_cast<unsigned char>(text[i + 1]) >= lo && static_cast<unsigned char>(text[i + 1]) <= hi &&
-               (static_cast<unsigned char>(text[i + 2]) & 0xC0) == 0x80;
-    };
-    auto unit = [&](std::size_t i) {
-        return 0xD000u | ((static_cast<unsigned>(text[i + 1]) & 0x3Fu) << 6) | (static_cast<unsigned>(text[i + 2]) & 0x3Fu);
-    };
-    for (std::size_t i = 0; i < len;) {
-        if (surrogate(i, 0xA0, 0xAF) && surrogate(i + 3, 0xB0, 0xBF)) {
-            const unsigned cp = 0x10000u + ((unit(i) - 0xD800u) << 10) + (unit(i + 3) - 0xDC00u);
-            out += static_cast<char>(0xF0 | (cp >> 18));
-            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-            i += 6;
-        } else if (surrogate(i, 0xA0, 0xBF)) {
-            out += "\xEF\xBF\xBD";
-            i += 3;
-        } else {
-            out += text[i++];
-        }
-    }
-    return out;
-}
-
 void SendLog(const char* text, std::size_t len) { Send(SandboxLog{WellFormedUtf8(text, len)}); }
 
 duk_ret_t NativeLog(duk_context* ctx) {

@@ -4,6 +4,8 @@
 
 #include <duktape.h>
 
+#include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace sigil::workers {
@@ -11,8 +13,16 @@ namespace sigil::workers {
 // Registers `__sigil_random_fill(uint8array)`: fills the view with bytes from the kernel's
 // getrandom (allowed by the child's seccomp filter); TypeError for anything but a buffer object
 // or one larger than 65536 bytes. globals.js captures it and removes it from the global object.
-// Must run inside a protected call.
+// Also `__sigil_utf8_encode(string)`: the string as well-formed UTF-8 in a new Uint8Array
+// (TextEncoder.encode), and `__sigil_utf8_decode(bytes, fatal, ignoreBOM)`: the Encoding
+// Standard's UTF-8 decode of a whole buffer (TextDecoder.decode without `stream`). Must run inside
+// a protected call.
 void InstallWebGlobalsNatives(duk_context* ctx);
+
+// Duktape keeps a string built from UTF-16 surrogates (String.fromCharCode, TextDecoder, JSON
+// escapes) as one 3-byte sequence per surrogate (CESU-8), which is not UTF-8: this gives each pair
+// its 4-byte UTF-8 form and a lone surrogate U+FFFD, as V8 writes strings to UTF-8.
+std::string WellFormedUtf8(const char* text, std::size_t len);
 
 // workers/sandbox/js/globals.js: evaluate after the natives and shims.js, then WebPackagesSource.
 std::string_view WebGlobalsSource();

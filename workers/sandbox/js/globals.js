@@ -20,6 +20,12 @@
     var nativeRandom = global.__sigil_random_fill;
     if (typeof nativeRandom !== 'function') throw new Error('globals.js: __sigil_random_fill must come first');
     delete global.__sigil_random_fill;
+    var nativeUtf8Encode = global.__sigil_utf8_encode;
+    if (typeof nativeUtf8Encode !== 'function') throw new Error('globals.js: __sigil_utf8_encode must come first');
+    delete global.__sigil_utf8_encode;
+    var nativeUtf8Decode = global.__sigil_utf8_decode;
+    if (typeof nativeUtf8Decode !== 'function') throw new Error('globals.js: __sigil_utf8_decode must come first');
+    delete global.__sigil_utf8_decode;
 
     function define(target, name, value) {
         Object.defineProperty(target, name, { value: value, writable: true, configurable: true, enumerable: false });
@@ -182,6 +188,11 @@
         delete global.__sigil_bundle_glue;
         punycode = load('punycode');
         var text = load('text-encoding');
+        // The package's encode walks code points one by one (seconds for a 44 KB JSON-RPC answer
+        // in Duktape): the native gives the same well-formed UTF-8 (lone surrogates as U+FFFD).
+        define(text.TextEncoder.prototype, 'encode', function encode(input) {
+            return nativeUtf8Encode(input === undefined ? '' : String(input));
+        });
         encoder = new text.TextEncoder();
         decoder = new text.TextDecoder();
         define(global, 'TextEncoder', text.TextEncoder);
@@ -189,6 +200,18 @@
         // name the same decoder, and an unknown label is a RangeError.
         var UTF8_LABELS = ['unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'utf-8', 'utf8', 'x-unicode20utf8'];
         var PackageDecoder = text.TextDecoder;
+        // Whole buffers decode natively (the package's decoder, like its encoder, takes seconds for
+        // tens of KB in Duktape); a decoder once used with {stream: true} keeps the package's state.
+        var packageDecode = PackageDecoder.prototype.decode;
+        define(PackageDecoder.prototype, 'decode', function decode(input, options) {
+            if (this._streaming || (options && options.stream)) return packageDecode.call(this, input, options);
+            var bytes;
+            if (input === undefined) bytes = new Uint8Array(0);
+            else if (input instanceof ArrayBuffer) bytes = new Uint8Array(input);
+            else if (input && input.buffer instanceof ArrayBuffer) bytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+            else return packageDecode.call(this, input, options);  // its TypeError for anything else
+            return nativeUtf8Decode(bytes, this.fatal, this.ignoreBOM);
+        });
         var TextDecoder = function TextDecoder(label, options) {
             if (!(this instanceof TextDecoder)) throw new TypeError("Class constructor TextDecoder cannot be invoked without 'new'");
             var name = label === undefined ? 'utf-8' : String(label).replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, '').toLowerCase();

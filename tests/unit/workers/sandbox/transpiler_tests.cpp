@@ -40,14 +40,6 @@ duk_ret_t FakeLog(duk_context* ctx) {
     return 0;
 }
 
-// Fake __sigil_random_fill (globals.js needs one): fills with a counter.
-duk_ret_t FakeRandomFill(duk_context* ctx) {
-    duk_size_t size = 0;
-    auto* out = static_cast<unsigned char*>(duk_require_buffer_data(ctx, 0, &size));
-    for (duk_size_t i = 0; i < size; ++i) out[i] = static_cast<unsigned char>(i);
-    return 0;
-}
-
 struct HeapFree {
     void operator()(duk_context* ctx) const { duk_destroy_heap(ctx); }
 };
@@ -72,8 +64,7 @@ std::string RunLowered(const std::string& code, const std::string& params = "{}"
     duk_put_global_string(ctx, "__sigil_op");
     duk_push_c_function(ctx, FakeLog, 1);
     duk_put_global_string(ctx, "__sigil_log");
-    duk_push_c_function(ctx, FakeRandomFill, 1);
-    duk_put_global_string(ctx, "__sigil_random_fill");
+    InstallWebGlobalsNatives(ctx);  // getrandom and the UTF-8 codec
     std::string error;
     if (!Eval(ctx, ShimsSource(), error)) return "ERR: shims: " + error;
     if (!Eval(ctx, LowerRuntimeSource(), error)) return "ERR: lower runtime: " + error;
@@ -345,8 +336,7 @@ public:
                             "['__sigil_op', '__sigil_log'].forEach(function (n) {"
                             "  Object.defineProperty(this, n, { writable: false, configurable: false }); }, this);",
                             error));
-        duk_push_c_function(ctx, FakeRandomFill, 1);
-        duk_put_global_string(ctx, "__sigil_random_fill");
+        InstallWebGlobalsNatives(ctx);  // getrandom and the UTF-8 codec
         CPPUNIT_ASSERT_MESSAGE(error, Eval(ctx, ShimsSource(), error));
         CPPUNIT_ASSERT_MESSAGE(error, Eval(ctx, WebGlobalsSource(), error));
         CPPUNIT_ASSERT_MESSAGE(error, Eval(ctx, WebPackagesSource(), error));
