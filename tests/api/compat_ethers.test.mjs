@@ -6,7 +6,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   startStack, SOURCE_DIR, assertOk, newAccount, addGroup, addUsageKey, createWallet, chainRpc,
@@ -264,38 +263,3 @@ test('providers go through the sandbox fetch: its address policy and fetch count
   assert.equal(many.has_error, true, JSON.stringify(many));
   assert.equal(many.error.code, 'fetch_limit', JSON.stringify(many));
 });
-
-// A published action (../shared/compat-actions/10_uptimeInsurance.js, read at test time, never
-// copied here): `const main = async (params) =>`, Wallet.connect(JsonRpcProvider),
-// populateTransaction + signTransaction on its dry run, sendTransaction + wait on its payout.
-const COMPAT_DIR = process.env.SIGIL_COMPAT_ACTIONS ?? join(SOURCE_DIR, '..', 'shared', 'compat-actions');
-const UPTIME = join(COMPAT_DIR, '10_uptimeInsurance.js');
-
-test('published action 10_uptimeInsurance runs unmodified: its dry run is signed by its pool (recovered by ethers v5 in Node), its payout lands on the dev chain',
-  { skip: existsSync(UPTIME) ? false : `${UPTIME} is missing (set SIGIL_COMPAT_ACTIONS)` }, async () => {
-    const text = readFileSync(UPTIME, 'utf8');
-    const code = text.slice(text.indexOf('\n', text.indexOf('---- BEGIN VERBATIM ----')) + 1);
-    const policyholder = ethers5.Wallet.createRandom().address;
-    const base = { test_indicator: 'major', rpcUrl: stack.rpcUrl, policyholder, payoutWei: '4242' };
-    const dry = await run(code, { ...base, dryRun: true });
-    assert.equal(dry.ok, true, JSON.stringify(dry));
-    assert.equal(dry.dryRun, true);
-    const parsed = ethers5.utils.parseTransaction(dry.signedTx);
-    assert.equal(parsed.from, dry.pool);
-    assert.equal(parsed.to, policyholder);
-    assert.equal(parsed.value.toString(), '4242');
-    assert.equal(parsed.chainId, Number(stack.chainId));
-    // Node's ethers v5 recovers the pool (the action's own wallet) as the signer of those fields.
-    assert.equal(ethers5.utils.recoverAddress(ethers5.utils.keccak256(ethers5.utils.serializeTransaction(
-      { ...parsed, hash: undefined, from: undefined, r: undefined, s: undefined, v: undefined })),
-    { r: parsed.r, s: parsed.s, v: parsed.v }), dry.pool);
-    await chainRpc(stack, 'anvil_setBalance', [dry.pool, '0x' + (10n ** 18n).toString(16)]);
-    const paid = await run(code, base);
-    assert.equal(paid.ok, true, JSON.stringify(paid));
-    assert.equal(paid.paid, true, JSON.stringify(paid));
-    assert.equal(BigInt(await chainRpc(stack, 'eth_getBalance', [policyholder, 'latest'])), 4242n);
-    const receipt = await chainRpc(stack, 'eth_getTransactionReceipt', [paid.txHash]);
-    assert.equal(receipt.status, '0x1');
-    assert.equal(Number(receipt.blockNumber), paid.block);
-    assert.equal(receipt.from.toLowerCase(), dry.pool.toLowerCase());
-  });

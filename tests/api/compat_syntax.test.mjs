@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import vm from 'node:vm';
-import { readFileSync, existsSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { startStack, assertOk, newAccount, addGroup, addUsageKey, createWallet, SOURCE_DIR } from './stack.mjs';
 
@@ -152,28 +152,6 @@ const main = () => PAIRS.map(([s, t]) => {
     a < b, a <= b, a > b, a >= b, a == b, a === b, a < n, a > n, a == n, Number(a) === Number(a), String(Number(b))].map(String).join(' ');
 });`;
   await compare(`random BigInt (seed ${seed})`, code, {});
-});
-
-test('a published action with optional chaining runs unmodified (compat 15_docs-public-key-helper)', async () => {
-  // The fixtures live beside the repository (../shared/compat-actions), never in it.
-  const dirs = [process.env.SIGIL_COMPAT_ACTIONS_DIR, join(SOURCE_DIR, '..', 'shared', 'compat-actions'), '/work/shared/compat-actions'];
-  const dir = dirs.find((d) => d && existsSync(join(d, '15_docs-public-key-helper.js')));
-  assert.ok(dir, `no compat-actions folder among ${dirs.join(', ')} (set SIGIL_COMPAT_ACTIONS_DIR)`);
-  const file = readFileSync(join(dir, '15_docs-public-key-helper.js'), 'utf8');
-  const code = file.slice(file.indexOf('\n', file.indexOf('---- BEGIN VERBATIM ----')) + 1);
-  const cid = 'QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG';
-  const ok = await run(code, { cid });
-  assert.equal(ok.has_error, false, JSON.stringify(ok));
-  const answer = typeof ok.response === 'string' ? JSON.parse(ok.response) : ok.response;
-  assert.equal(answer.ok, true);
-  // Compressed (the deployed implementation) or uncompressed (Sigil today) SEC1: the key format is
-  // not what this test is about.
-  assert.match(answer.public_key, /^0x(0[23][0-9a-f]{64}|04[0-9a-f]{128})$/);
-  // The optional chain on missing params: the action's own error, not a syntax error.
-  const bad = await run(code, {});
-  assert.equal(bad.has_error, true, JSON.stringify(bad));
-  assert.equal(bad.error.code, 'script_error', JSON.stringify(bad));
-  assert.match(bad.error.message, /Invalid action CID/);
 });
 
 test('a syntax error in modern code is reported with its line and column', async () => {

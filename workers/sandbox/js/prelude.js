@@ -85,6 +85,13 @@
     var litActions = {};
     for (var name in actions) litActions[name] = actions[name];
     for (var alias in LIT_ALIASES) litActions[alias] = actions[LIT_ALIASES[alias]];
+    // The anchor answers an action's public key as compressed SEC1 (0x02/0x03 + x, 33 bytes);
+    // Sigil's own name keeps the uncompressed form of every other public key it returns.
+    litActions.getLitActionPublicKey = function (arg) {
+        var key = actions.getActionPublicKey(arg);
+        if (typeof key !== 'string' || key.length !== 132 || key.slice(0, 4) !== '0x04') return key;
+        return (parseInt(key.charAt(131), 16) & 1 ? '0x03' : '0x02') + key.slice(4, 68);
+    };
 
     global.Sigil = Object.freeze({ Actions: Object.freeze(actions) });
     global.Lit = Object.freeze({ Actions: Object.freeze(litActions) });
