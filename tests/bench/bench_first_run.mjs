@@ -1,0 +1,121 @@
+// Benchmark of an unseen action's first run (not a test; run by hand):
+//   SIGIL_BUILD_DIR=build node tests/bench/bench_first_run.mjs [--workers 2] [--count 40] [--kb 10]
+//       [--es2019] [--sandbox PATH]
+// Generates `count` different actions of about `kb` KB each (modern code: classes, arrows,
+// destructuring, template strings, spread, async/await, and with the default ES2022 flavour also
+// optional chaining, ??, class fields and numeric separators), so each has its own CID; lists them
+// all in the account's group first (not timed), then times each one's first run through nginx
+// (the worker has never lowered it: the sandbox child lowers it) and its second run on the same
+// worker (lowered code from the worker's cache). --es2019 leaves out the ES2020+ syntax, so an
+// older sandbox (--sandbox PATH, [actions] sandbox_path) can run the same actions for comparison.
+import { performance } from 'node:perf_hooks';
+import { startStack, newAccount, addGroup } from '../api/stack.mjs';
+
+function arg(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && i + 1 < process.argv.length ? Number(process.argv[i + 1]) : fallback;
+}
+const WORKERS = arg('workers', 2);
+const COUNT = arg('count', 40);
+const KB = arg('kb', 10);
+const ES2019 = process.argv.includes('--es2019');
+const sandboxIndex = process.argv.indexOf('--sandbox');
+
+// One block of about 1 KB of realistic action code; `i` makes every block (and action) distinct.
+function block(i) {
+  const modern = ES2019
+    ? `const label = (opts && opts.label) || 'item${i}';
+    const depth = opts && opts.deep && opts.deep.value !== undefined ? opts.deep.value : 1000000;`
+    : `const label = opts?.label ?? 'item${i}';
+    const depth = opts?.deep?.value ?? 1_000_000;`;
+  const field = ES2019 ? '' : `  static kind = 'ledger${i}';\n  #total = 0;\n`;
+  const total = ES2019 ? 'this.total' : 'this.#total';
+  return `
+class Ledger${i} {
+${field}  constructor(entries = []) { this.entries = [...entries]; ${ES2019 ? 'this.total = 0;' : ''} }
+  add({ amount, memo = '' }, ...tags) {
+    this.entries.push({ amount, memo, tags, at: this.entries.length });
+    ${total} += amount;
+    return this;
+  }
+  summary(opts) {
+    ${modern}
+    const rows = this.entries.map(({ amount, memo }, n) => \`\${label}#\${n}: \${amount.toFixed(2)} \${memo}\`);
+    return { label, depth, count: rows.length, total: ${total}, rows: rows.slice(0, 3) };
+  }
+}
+async function step${i}(input) {
+  const ledger = new Ledger${i}([]);
+  for (const [k, v] of Object.entries(input)) ledger.add({ amount: Number(v) || ${i}, memo: k }, 'a', 'b');
+  const { count, total } = ledger.summary({ label: 'step${i}', deep: { value: ${i} } });
+  return await Promise.resolve(count + total);
+}
+`;
+}
+
+function action(n) {
+  const blocks = [];
+  let text = `// action ${n} of a first-run benchmark\n`;
+  for (let i = 0; text.length < KB * 1024; i++) {
+    const b = block(i);
+    blocks.push(i);
+    text += b;
+  }
+  text += `
+const main = async (params) => {
+  let sum = 0;
+  ${blocks.map((i) => `sum += await step${i}(params);`).join('\n  ')}
+  return { n: ${n}, sum };
+};
+`;
+  return text;
+}
+
+function summary(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+  return { p50: q(0.5), p90: q(0.9), max: s[s.length - 1] };
+}
+
+const stack = await startStack({
+  workers: WORKERS,
+  actions: sandboxIndex > 0 ? [`sandbox_path = ${process.argv[sandboxIndex + 1]}`] : [],
+});
+try {
+  const { api_key: key } = await newAccount(stack, 'bench first run');
+  await addGroup(stack, key, 'bench');
+  const codes = Array.from({ length: COUNT }, (_, n) => action(n));
+  for (const code of codes) {
+    const cid = JSON.parse((await stack.request('POST', 'get_sigil_action_ipfs_id', { rawBody: JSON.stringify(code) })).text);
+    const r = await stack.request('POST', 'add_action_to_group', { key, body: { group_id: '1', action_ipfs_cid: cid } });
+    if (r.status !== 200) throw new Error(`add_action_to_group: ${r.status} ${r.text}`);
+  }
+  const runOnce = async (code) => {
+    const t0 = performance.now();
+    const r = await stack.request('POST', 'sigil_action', { key, body: { code, js_params: { a: '1', b: '2' } } });
+    const ms = performance.now() - t0;
+    if (r.status !== 200 || r.json?.has_error !== false) throw new Error(`run failed: ${r.status} ${r.text.slice(0, 300)}`);
+    return ms;
+  };
+  // One worker process at a time serves a keep-alive connection's requests in turn, so the second
+  // run of a code may land on another worker: run each code WORKERS + 1 times and keep the first
+  // (never lowered anywhere) and the last (lowered by then in the worker that serves it).
+  const first = [];
+  const warm = [];
+  for (const code of codes) {
+    first.push(await runOnce(code));
+    let last = 0;
+    for (let i = 0; i < WORKERS; i++) last = await runOnce(code);
+    warm.push(last);
+  }
+  const f = summary(first);
+  const w = summary(warm);
+  const fmt = (x) => x.toFixed(1).padStart(7);
+  console.log(`First runs of ${COUNT} unseen ${(codes[0].length / 1024).toFixed(1)} KB actions (${ES2019 ? 'ES2019' : 'ES2022'} syntax), ` +
+    `${WORKERS} workers${sandboxIndex > 0 ? `, sandbox ${process.argv[sandboxIndex + 1]}` : ''}`);
+  console.log(`                p50     p90     max   (ms)`);
+  console.log(`first run  ${fmt(f.p50)} ${fmt(f.p90)} ${fmt(f.max)}`);
+  console.log(`warm run   ${fmt(w.p50)} ${fmt(w.p90)} ${fmt(w.max)}`);
+} finally {
+  await stack.stop();
+}
