@@ -78,11 +78,12 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
                                            common::HexEncode(*request.pkp, true)
                                      : "no group on which this key may execute lists action " + cid);
     }
-    if (admit) SIGIL_TRY_STATUS(admit());
-
     RunRequest run;
     run.params_json = request.params_json;
     run.limits = m_settings.run;
+    // With the code at hand, admission (the credit hold) overlaps the child's fork; code that
+    // must come from a gateway is fetched only for a run already admitted.
+    bool admitted_here = false;
     if (const auto* hit = m_cache.Find(cid)) {
         run.code = hit->code;
         run.lower = !hit->lowered;
@@ -90,13 +91,15 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
         run.code = *request.code;
         run.lower = true;
     } else {
+        if (admit) SIGIL_TRY_STATUS(admit());
+        admitted_here = true;
         SIGIL_TRY(entry, LoadCode(m_settings, m_cache, cid));
         run.code = std::move(entry->code);
         run.lower = !entry->lowered;
     }
 
     RunOps ops(service, caller, m_settings, cid, request.pkp);
-    SIGIL_TRY(outcome, RunAction(m_zygote, run, ops));
+    SIGIL_TRY(outcome, RunAction(m_zygote, run, ops, admitted_here ? std::function<common::Status()>() : admit));
     // keyd or the chain failed under an op: the caller gets that typed error (502/503/504), as for a
     // failure before the run, rather than a script error that was not the script's.
     if (auto failure = ops.TakeServiceFailure(); failure && outcome->end == RunEnd::Stopped) return *failure;

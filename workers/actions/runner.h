@@ -58,8 +58,10 @@ public:
     // Errors besides the flow's: the chain's and keyd's Unavailable/Timeout errors, those of
     // LoadCode, and the zygote's infrastructure errors. A script error or a limit hit is a result,
     // not an error.
-    // `admit`, when set, is asked once the run is authorized and before anything is fetched or run
-    // (billing holds the run's first second there); its error is the request's.
+    // `admit`, when set, is asked once the run is authorized and before anything is fetched from a
+    // gateway or any of the action's code runs (billing holds the run's first second there): with
+    // the code at hand (cached or inline) while the zygote forks the child; its error is the
+    // request's, and then nothing of the action ran.
     common::Result<ActionResult> Run(Service& service, const Caller& caller, const ActionRequest& request,
                                      const std::function<common::Status()>& admit = {});
 

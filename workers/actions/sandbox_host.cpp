@@ -430,7 +430,8 @@ Result<RunOutcome> RunSession::Drive(common::Bytes run_frame) {
 
 }  // namespace
 
-Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler) {
+Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler,
+                             const std::function<common::Status()>& admit) {
     auto frame = EncodeSandboxMessage(
         SandboxRun{request.code, request.params_json, request.limits.time_ms, request.limits.memory_bytes, request.lower});
     if (!frame.ok()) return frame.error();
@@ -442,6 +443,13 @@ Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandle
     auto pid = zygote.Spawn(theirs.get());
     theirs.Reset();  // the child holds the only other end now, so its death reads as EOF
     if (!pid.ok()) return pid.error();
+    if (admit) {
+        if (auto admitted = admit(); !admitted.ok()) {
+            // Never sent its code; its exit report is dropped by a later WaitExit.
+            (void)zygote.Kill(*pid);
+            return admitted.error();
+        }
+    }
     ::fcntl(ours.get(), F_SETFL, ::fcntl(ours.get(), F_GETFL) | O_NONBLOCK);
     RunSession session(zygote, request, handler, ours.get(), *pid);
     return session.Drive(std::move(frame).value());

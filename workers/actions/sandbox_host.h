@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -140,10 +141,14 @@ struct RunOutcome {
 };
 
 // Runs one action to its end. The child is SIGKILLed (through the zygote) when the wall clock
-// passes time_ms + 1 s or a worker-side limit is hit.
+// passes time_ms + 1 s or a worker-side limit is hit. `admit` (optional) runs once the zygote has
+// been asked for the child and before the child is sent the code, so the fork overlaps it (a
+// run's credit hold); when it fails, the child is killed without having run anything and its
+// error is returned.
 // Errors (infrastructure only; every way a script can end is a RunOutcome):
 //   Unavailable "zygote_gone", Internal "spawn_failed" / "socketpair_failed",
 //   TooLarge "frame_too_large" (code + params above the RUN cap), Timeout "zygote_timeout".
-common::Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler);
+common::Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler,
+                                     const std::function<common::Status()>& admit = {});
 
 }  // namespace sigil::workers
