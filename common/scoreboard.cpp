@@ -1,6 +1,7 @@
 #include "common/scoreboard.h"
 
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,15 +28,17 @@ struct Scoreboard::Header {
     std::atomic<std::uint64_t> connections_accepted;
     SharedCircuit chain_circuit;  // 16 bytes
     std::uint8_t pad[8];  // keep slots off the header's cache line
+    std::uint8_t cache_key[32];  // CacheKey(): drawn by Create
+    std::uint8_t pad2[32];
 };
 
 namespace {
 
 constexpr std::uint64_t kMagic = 0x5349474953425244ULL;  // "SIGISBRD"
-constexpr std::uint32_t kVersion = 4;
+constexpr std::uint32_t kVersion = 5;
 
 std::size_t SizeFor(std::uint32_t slots) {
-    return 64 + static_cast<std::size_t>(slots) * sizeof(ScoreboardSlot);  // 64 = sizeof(Header)
+    return 128 + static_cast<std::size_t>(slots) * sizeof(ScoreboardSlot);  // 128 = sizeof(Header)
 }
 
 }  // namespace
@@ -65,7 +68,7 @@ Result<Scoreboard> Scoreboard::Create(const std::string& name, std::uint32_t slo
     if (slots == 0 || slots > MAX_SLOTS) {
         return MakeError(ErrorKind::InvalidInput, "scoreboard_slots", "scoreboard slot count out of range");
     }
-    static_assert(sizeof(Header) == 64);
+    static_assert(sizeof(Header) == 128);
     UniqueFd fd(memfd_create(name.c_str(), MFD_CLOEXEC));
     const std::size_t size = SizeFor(slots);
     if (!fd.valid() || ftruncate(fd.get(), static_cast<off_t>(size)) != 0) {
@@ -80,7 +83,14 @@ Result<Scoreboard> Scoreboard::Create(const std::string& name, std::uint32_t slo
     h->magic = kMagic;
     h->version = kVersion;
     h->slots = slots;
-    return Scoreboard(std::move(fd), map, size);
+    Scoreboard sb(std::move(fd), map, size);
+    for (std::size_t done = 0; done < sizeof(h->cache_key);) {
+        const ssize_t n = getrandom(h->cache_key + done, sizeof(h->cache_key) - done, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return MakeError(ErrorKind::Internal, "scoreboard_create", std::string("getrandom: ") + std::strerror(errno));
+        done += static_cast<std::size_t>(n);
+    }
+    return sb;
 }
 
 Result<Scoreboard> Scoreboard::Attach(int raw_fd) {
@@ -102,6 +112,8 @@ Result<Scoreboard> Scoreboard::Attach(int raw_fd) {
 }
 
 std::uint32_t Scoreboard::capacity() const { return header()->slots; }
+
+ByteView Scoreboard::CacheKey() const { return ByteView(header()->cache_key, sizeof(header()->cache_key)); }
 
 ScoreboardSlot& Scoreboard::Slot(std::uint32_t index) {
     if (index >= capacity()) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/bytes.h"
 #include "common/clock.h"
 #include "common/handles.h"
 #include "common/result.h"
@@ -111,6 +112,11 @@ public:
     // cached contract reads when it sees the counter move, so a write through one worker is seen
     // by the next request on any other (read-your-writes across the pool).
     std::atomic<std::uint64_t>& ChainEpoch();
+    // 32 random bytes drawn when the supervisor creates the scoreboard: a secret of the pool's
+    // processes (the sandbox never maps the scoreboard) for what they share through files, e.g.
+    // the MAC of lowered action code in the shared code folder. A new supervisor draws a new one.
+    ByteView CacheKey() const;
+
     // The pool-wide chain circuit (see SharedCircuit).
     SharedCircuit& ChainCircuit();
     const SharedCircuit& ChainCircuit() const;

@@ -155,6 +155,7 @@ int main(int argc, char** argv) {
         }
         scoreboard.emplace(std::move(sb).value());
         slot = static_cast<std::uint32_t>(*sb_slot);
+        if (runner.ok()) (*runner)->SetLoweredCacheKey(scoreboard->CacheKey());
         common::SetLogComponent("worker[" + std::to_string(slot) + "]");
     }
 

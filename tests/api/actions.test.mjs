@@ -5,7 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { writeFileSync, rmSync, mkdtempSync, readdirSync } from 'node:fs';
+import { writeFileSync, readFileSync, statSync, rmSync, mkdtempSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import {
   startStack, ethers, assertError, assertOk, newAccount, addGroup, addUsageKey, createWallet, keccakText,
@@ -394,3 +395,39 @@ test('keyd down under a run: the answer is 502 keyd_unavailable (not the script\
   const again = await run(code, { params: { pkpId: s.pkp } });
   assert.equal(again.has_error, false, JSON.stringify(again));
 });
+
+test('lowered code is shared through code_cache_dir under the pool\'s MAC: new workers reuse it, a planted file is ignored', async () => {
+  const code = 'const main = async ({ n } = {}) => ({ doubled: (n ?? 21) * 2, tag: `lowered ${n?.toString() ?? "none"}` });';
+  const j = await run(code, { params: { n: 4 } });
+  assert.deepEqual(j.response, { doubled: 8, tag: 'lowered 4' });
+  const cid = await cidOf(code);
+  const file = join(codeCacheDir, `${cid}.lowered`);
+  const text = readFileSync(file, 'utf8');
+  assert.match(text, /^sigil-lowered 1 [0-9a-f]{64}\n/);
+  assert.ok(!text.includes('?.'), 'the stored text is the lowered form');
+  const inode = statSync(file).ino;
+
+  // New workers (same supervisor, same key) take it from the folder instead of lowering again:
+  // the file is not rewritten (a rewrite renames a new file over it).
+  const supervisor = stack.pidOf('supervisor');
+  const workers = execFileSync('pgrep', ['-P', String(supervisor)]).toString().trim().split('\n').map(Number);
+  for (const pid of workers) process.kill(pid, 'SIGKILL');
+  let again;
+  for (const deadline = Date.now() + 15000; Date.now() < deadline;) {
+    const r = await stack.request('POST', 'sigil_action', { key: s.executor, body: { code, pkp_id: s.pkp, js_params: { n: 5 } } });
+    if (r.status === 200) { again = r.json; break; }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.deepEqual(again?.response, { doubled: 10, tag: 'lowered 5' });
+  assert.equal(statSync(file).ino, inode, 'taken from the folder, not lowered and written again');
+
+  // A file for another CID whose MAC does not check (here: other code under a made-up MAC) is
+  // never run: the real code runs, and its own lowered form replaces the file.
+  const other = 'const main = async () => ({ real: 1 ?? 2 });';
+  const otherCid = await cidOf(other);
+  writeFileSync(join(codeCacheDir, `${otherCid}.lowered`), `sigil-lowered 1 ${'0'.repeat(64)}\nfunction main() { return { planted: true }; }`);
+  const real = await run(other);
+  assert.deepEqual(real.response, { real: 1 });
+  assert.ok(!readFileSync(join(codeCacheDir, `${otherCid}.lowered`), 'utf8').includes('planted'));
+});
+

@@ -1,5 +1,8 @@
 #include "workers/actions/code_source.h"
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -7,8 +10,10 @@
 #include <unistd.h>
 
 #include "common/cid.h"
+#include "common/hex.h"
 #include "common/log.h"
 #include "workers/actions/fetch.h"
+#include "workers/sandbox/runtime_level.h"
 
 namespace sigil::workers {
 
@@ -129,5 +134,54 @@ Result<CodeCache::Entry> LoadCode(const ActionSettings& settings, CodeCache& cac
                      "could not fetch " + cid + " from any gateway (" + failures + ")");
 }
 
+
+namespace {
+
+constexpr std::string_view LOWERED_MAGIC = "sigil-lowered 1 ";
+
+std::string LoweredMac(const std::string& cid, const std::string& lowered, common::ByteView key) {
+    const std::string covered = cid + "\n" + std::string(SANDBOX_LOWERING) + "\n" + lowered;
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int mac_len = 0;
+    if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(covered.data()),
+             covered.size(), mac, &mac_len) == nullptr) {
+        return {};
+    }
+    return common::HexEncode(common::ByteView(mac, mac_len));
+}
+
+}  // namespace
+
+std::optional<std::string> ReadLoweredCode(const ActionSettings& settings, const std::string& cid, common::ByteView key) {
+    if (settings.code_cache_dir.empty() || key.empty()) return std::nullopt;
+    std::ifstream in(settings.code_cache_dir + "/" + cid + ".lowered", std::ios::binary);
+    if (!in) return std::nullopt;
+    // Lowered text is larger than its source, but not without bound.
+    const std::size_t cap = 4 * settings.max_code_bytes + 4096;
+    std::string data;
+    data.resize(cap + 1);
+    in.read(data.data(), static_cast<std::streamsize>(data.size()));
+    data.resize(static_cast<std::size_t>(in.gcount()));
+    const std::size_t header_end = data.find('\n');
+    if (data.size() > cap || header_end == std::string::npos || data.compare(0, LOWERED_MAGIC.size(), LOWERED_MAGIC) != 0) {
+        return std::nullopt;
+    }
+    const std::string mac = data.substr(LOWERED_MAGIC.size(), header_end - LOWERED_MAGIC.size());
+    std::string lowered = data.substr(header_end + 1);
+    const std::string expected = LoweredMac(cid, lowered, key);
+    if (expected.empty() || !common::ConstantTimeEqual(common::AsBytes(mac), common::AsBytes(expected))) {
+        common::LogWarn("code cache: " + cid + ".lowered fails its check; ignored");
+        return std::nullopt;
+    }
+    return lowered;
+}
+
+void WriteLoweredCode(const ActionSettings& settings, const std::string& cid, const std::string& lowered,
+                      common::ByteView key) {
+    if (settings.code_cache_dir.empty() || key.empty()) return;
+    const std::string mac = LoweredMac(cid, lowered, key);
+    if (mac.empty()) return;
+    WriteCachedSource(settings.code_cache_dir, cid + ".lowered", std::string(LOWERED_MAGIC) + mac + "\n" + lowered);
+}
 
 }  // namespace sigil::workers

@@ -5,10 +5,12 @@
 
 #include <cstddef>
 #include <list>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
+#include "common/bytes.h"
 #include "common/result.h"
 #include "workers/actions/settings.h"
 
@@ -42,5 +44,15 @@ private:
 // Errors: Unavailable "ipfs_unavailable" (no gateway configured, or each failed) or
 // "ipfs_cid_mismatch" (a gateway sent other bytes); the message names gateways by position only.
 common::Result<CodeCache::Entry> LoadCode(const ActionSettings& settings, CodeCache& cache, const std::string& cid);
+
+// Lowered code in the shared folder, so a CID is lowered once for the whole pool (and across
+// worker restarts) rather than once per worker. Lowered text cannot be checked against its CID,
+// so the file "<cid>.lowered" carries an HMAC-SHA256, under `key` (the pool's secret,
+// Scoreboard::CacheKey), of the CID, the lowering tool (SANDBOX_LOWERING: another version's output
+// is never taken) and the text; a file that fails the check, or any file when `key` is empty, is
+// ignored. Nothing happens without settings.code_cache_dir.
+std::optional<std::string> ReadLoweredCode(const ActionSettings& settings, const std::string& cid, common::ByteView key);
+void WriteLoweredCode(const ActionSettings& settings, const std::string& cid, const std::string& lowered,
+                      common::ByteView key);
 
 }  // namespace sigil::workers

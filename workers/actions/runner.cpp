@@ -87,6 +87,10 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
     if (const auto* hit = m_cache.Find(cid)) {
         run.code = hit->code;
         run.lower = !hit->lowered;
+    } else if (auto lowered = ReadLoweredCode(m_settings, cid, m_lowered_key)) {
+        run.code = *lowered;
+        run.lower = false;
+        m_cache.Put(cid, CodeCache::Entry{std::move(*lowered), true});
     } else if (request.code) {
         run.code = *request.code;
         run.lower = true;
@@ -103,7 +107,10 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
     // keyd or the chain failed under an op: the caller gets that typed error (502/503/504), as for a
     // failure before the run, rather than a script error that was not the script's.
     if (auto failure = ops.TakeServiceFailure(); failure && outcome->end == RunEnd::Stopped) return *failure;
-    if (outcome->lowered_code) m_cache.Put(cid, CodeCache::Entry{std::move(*outcome->lowered_code), true});
+    if (outcome->lowered_code) {
+        WriteLoweredCode(m_settings, cid, *outcome->lowered_code, m_lowered_key);
+        m_cache.Put(cid, CodeCache::Entry{std::move(*outcome->lowered_code), true});
+    }
     outcome->lowered_code.reset();
     return ActionResult{cid, std::move(outcome).value(), ops.TakeLogs()};
 }

@@ -67,6 +67,10 @@ public:
 
     std::size_t cached_entries() const { return m_cache.size(); }
 
+    // The pool's secret for lowered code in the shared folder (ReadLoweredCode); without one, each
+    // worker lowers a CID once for itself.
+    void SetLoweredCacheKey(common::ByteView key) { m_lowered_key.assign(key.begin(), key.end()); }
+
 private:
     ActionRunner(ActionSettings settings, Zygote zygote)
         : m_settings(std::move(settings)), m_zygote(std::move(zygote)), m_cache(m_settings.code_cache_entries) {}
@@ -74,6 +78,7 @@ private:
     ActionSettings m_settings;
     Zygote m_zygote;
     CodeCache m_cache;
+    common::Bytes m_lowered_key;
 };
 
 }  // namespace sigil::workers

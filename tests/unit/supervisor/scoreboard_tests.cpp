@@ -1,5 +1,7 @@
 #include <cppunit/extensions/HelperMacros.h>
 
+#include <algorithm>
+
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@ using namespace sigil::common;
 class ScoreboardTests : public CppUnit::TestFixture {
     CPPUNIT_TEST_SUITE(ScoreboardTests);
     CPPUNIT_TEST(testCreateStartsEmpty);
+    CPPUNIT_TEST(testCacheKeyIsRandomPerScoreboardAndShared);
     CPPUNIT_TEST(testStatesAndSummary);
     CPPUNIT_TEST(testCountsRequests);
     CPPUNIT_TEST(testSharedAcrossFork);
@@ -27,6 +30,19 @@ public:
         CPPUNIT_ASSERT_EQUAL(0u, s.total);
         CPPUNIT_ASSERT_EQUAL(4u, s.capacity);
         CPPUNIT_ASSERT_EQUAL(std::uint64_t{0}, s.requests_served);
+    }
+    // The pool's cache key: 32 bytes, drawn per scoreboard, the same for every process that maps it.
+    void testCacheKeyIsRandomPerScoreboardAndShared() {
+        auto a = Scoreboard::Create("test-sb-a", 2);
+        auto b = Scoreboard::Create("test-sb-b", 2);
+        CPPUNIT_ASSERT(a.ok() && b.ok());
+        const auto ka = a->CacheKey();
+        CPPUNIT_ASSERT_EQUAL(std::size_t{32}, ka.size());
+        CPPUNIT_ASSERT(std::any_of(ka.begin(), ka.end(), [](std::uint8_t v) { return v != 0; }));
+        CPPUNIT_ASSERT(!std::equal(ka.begin(), ka.end(), b->CacheKey().begin()));
+        auto attached = Scoreboard::Attach(::dup(a->fd()));
+        CPPUNIT_ASSERT(attached.ok());
+        CPPUNIT_ASSERT(std::equal(ka.begin(), ka.end(), attached->CacheKey().begin()));
     }
     void testStatesAndSummary() {
         auto sb = Scoreboard::Create("test-sb", 5);
