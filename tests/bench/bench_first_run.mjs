@@ -1,6 +1,6 @@
 // Benchmark of an unseen action's first run (not a test; run by hand):
 //   SIGIL_BUILD_DIR=build node tests/bench/bench_first_run.mjs [--workers 2] [--count 40] [--kb 10]
-//       [--es2019] [--sandbox PATH]
+//       [--es2019] [--sandbox PATH] [--no-shared-cache]
 // Generates `count` different actions of about `kb` KB each (modern code: classes, arrows,
 // destructuring, template strings, spread, async/await, and with the default ES2022 flavour also
 // optional chaining, ??, class fields and numeric separators), so each has its own CID; lists them
@@ -8,6 +8,7 @@
 // (the worker has never lowered it: the sandbox child lowers it) and its second run on the same
 // worker (lowered code from the worker's cache). --es2019 leaves out the ES2020+ syntax, so an
 // older sandbox (--sandbox PATH, [actions] sandbox_path) can run the same actions for comparison.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { startStack, newAccount, addGroup } from '../api/stack.mjs';
 
@@ -77,9 +78,14 @@ function summary(xs) {
   return { p50: q(0.5), p90: q(0.9), max: s[s.length - 1] };
 }
 
+// --no-shared-cache: no code_cache_dir, so each worker lowers a CID for itself (as before lowered
+// code was shared through the folder).
+const SHARED = !process.argv.includes('--no-shared-cache');
+const cacheDir = SHARED ? mkdtempSync('/tmp/sigil-bench-codecache-') : null;
 const stack = await startStack({
   workers: WORKERS,
-  actions: sandboxIndex > 0 ? [`sandbox_path = ${process.argv[sandboxIndex + 1]}`] : [],
+  actions: [...(sandboxIndex > 0 ? [`sandbox_path = ${process.argv[sandboxIndex + 1]}`] : []),
+    ...(cacheDir ? [`code_cache_dir = ${cacheDir}`] : [])],
 });
 try {
   const { api_key: key } = await newAccount(stack, 'bench first run');
@@ -101,21 +107,30 @@ try {
   // run of a code may land on another worker: run each code WORKERS + 1 times and keep the first
   // (never lowered anywhere) and the last (lowered by then in the worker that serves it).
   const first = [];
+  const second = [];
   const warm = [];
   for (const code of codes) {
     first.push(await runOnce(code));
     let last = 0;
-    for (let i = 0; i < WORKERS; i++) last = await runOnce(code);
+    for (let i = 0; i < WORKERS; i++) {
+      last = await runOnce(code);
+      if (i === 0) second.push(last);
+    }
     warm.push(last);
   }
   const f = summary(first);
   const w = summary(warm);
   const fmt = (x) => x.toFixed(1).padStart(7);
   console.log(`First runs of ${COUNT} unseen ${(codes[0].length / 1024).toFixed(1)} KB actions (${ES2019 ? 'ES2019' : 'ES2022'} syntax), ` +
-    `${WORKERS} workers${sandboxIndex > 0 ? `, sandbox ${process.argv[sandboxIndex + 1]}` : ''}`);
+    `${WORKERS} workers${sandboxIndex > 0 ? `, sandbox ${process.argv[sandboxIndex + 1]}` : ''}, ` +
+    `${SHARED ? 'lowered code shared through code_cache_dir' : 'no code_cache_dir'}`);
   console.log(`                p50     p90     max   (ms)`);
   console.log(`first run  ${fmt(f.p50)} ${fmt(f.p90)} ${fmt(f.max)}`);
+  const n = summary(second);
+  // The second run may land on another worker: it is warm only if the lowered code is shared.
+  console.log(`second run ${fmt(n.p50)} ${fmt(n.p90)} ${fmt(n.max)}`);
   console.log(`warm run   ${fmt(w.p50)} ${fmt(w.p90)} ${fmt(w.max)}`);
 } finally {
   await stack.stop();
+  if (cacheDir) rmSync(cacheDir, { recursive: true, force: true });
 }
