@@ -398,6 +398,10 @@ Result<RunOutcome> RunSession::Drive(common::Bytes run_frame) {
     std::optional<int> status;
     std::int64_t give_up = 0;
     while (channel_open || !status) {
+        // The child sent DONE and closed the channel: its answer is whole, and how its exit goes
+        // changes nothing (the zygote reaps it; a later run drops the report). Not waiting for
+        // the exit keeps the child's teardown off the request's path.
+        if (!channel_open && m_done_seen && !m_stopped && !m_deadline_killed && !status) return std::move(m_outcome);
         if (!status && !m_deadline_killed && NowMs() >= deadline) {
             m_deadline_killed = true;
             (void)m_zygote.Kill(m_outcome.pid);

@@ -415,6 +415,9 @@ void Execute(duk_context* ctx, ChildState& st, const SandboxRun& run) {
             SANDBOX_MAX_CHILD_PAYLOAD);
     }
     if (!frame.ok() || !WriteAll(*frame)) Die(SANDBOX_EXIT_CHANNEL_LOST);
+    // EOF right after DONE: the worker answers without waiting for this process's teardown (which
+    // releases its copy of the zygote's mappings before the descriptors would close).
+    ::close(CHANNEL_FD);
     Die(SANDBOX_EXIT_OK);
 }
 

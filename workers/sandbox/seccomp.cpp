@@ -77,6 +77,7 @@ const sock_filter FILTER[] = {
     SC_ALLOW(__NR_gettimeofday),
     SC_ALLOW(__NR_futex),
     SC_ALLOW(__NR_getrandom),  // crypto.getRandomValues (web_globals.cpp)
+    SC_ALLOW(__NR_close),      // the channel, closed after DONE so the worker need not await the exit
 #if defined(SIGIL_SANDBOX_SANITIZED)
     SC_ALLOW(__NR_sigaltstack),
 #endif
