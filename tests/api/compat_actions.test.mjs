@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import {
-  startStack, ethers, assertOk, newAccount, addGroup, addUsageKey, createWallet, chainRpc, SOURCE_DIR,
+  startStack, ethers, assertOk, actionCid, actionRunner, newAccount, addGroup, addUsageKey, createWallet, chainRpc, SOURCE_DIR,
 } from './stack.mjs';
 
 const require = createRequire(import.meta.url);
@@ -51,6 +51,7 @@ before(async () => {
   s.pkp = (await createWallet(stack, s.owner)).toLowerCase();
   assertOk(await stack.request('POST', 'add_pkp_to_group', { key: s.owner, body: { group_id: s.group, pkp_id: s.pkp } }));
   s.runner = await addUsageKey(stack, s.owner, { execute_in_groups: [Number(s.group)] });
+  runAction = actionRunner(stack, { owner: s.owner, group: s.group, key: s.runner, pkp: s.pkp });
 });
 
 after(async () => {
@@ -58,23 +59,14 @@ after(async () => {
   server?.close();
 });
 
-async function cidOf(code) {
-  return assertOk(await stack.request('POST', 'get_sigil_action_ipfs_id', { rawBody: JSON.stringify(code) }), 'cid');
-}
+const cidOf = (code) => actionCid(stack, code);
+let runAction;  // actionRunner, once the account exists
 
-const listed = new Set();
+// Runs a fixture; its CID and response, after checking it ran without an error.
 async function run(code, params, { pkp = s.pkp } = {}) {
-  const cid = await cidOf(code);
-  if (!listed.has(cid)) {
-    assertOk(await stack.request('POST', 'add_action_to_group', { key: s.owner, body: { group_id: s.group, action_ipfs_cid: cid } }));
-    listed.add(cid);
-  }
-  const body = { code, js_params: params };
-  if (pkp) body.pkp_id = pkp;
-  const r = await stack.request('POST', 'sigil_action', { key: s.runner, body });
-  assert.equal(r.status, 200, r.text.slice(0, 400));
-  assert.equal(r.json.has_error, false, `the action failed: ${JSON.stringify(r.json.error)}`);
-  return { cid, response: r.json.response };
+  const j = await runAction(code, params, { pkp });
+  assert.equal(j.has_error, false, `the action failed: ${JSON.stringify(j.error)}`);
+  return { cid: await cidOf(code), response: j.response };
 }
 
 test('01 hello-world: main() returning a string', { skip }, async () => {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import {
-  startStack, SOURCE_DIR, assertOk, newAccount, addGroup, addUsageKey, createWallet, chainRpc,
+  startStack, SOURCE_DIR, assertOk, actionRunner, newAccount, addGroup, addUsageKey, createWallet, chainRpc,
 } from './stack.mjs';
 
 const require = createRequire(join(SOURCE_DIR, 'package.json'));
@@ -27,27 +27,15 @@ before(async () => {
   s.pkp = (await createWallet(stack, s.owner)).toLowerCase();
   assertOk(await stack.request('POST', 'add_pkp_to_group', { key: s.owner, body: { group_id: s.group, pkp_id: s.pkp } }));
   s.executor = await addUsageKey(stack, s.owner, { execute_in_groups: [Number(s.group)] });
+  runRaw = actionRunner(stack, { owner: s.owner, group: s.group, key: s.executor, pkp: s.pkp });
 });
 
 after(async () => {
   await stack?.stop();
 });
 
-const allowed = new Set();
 // Runs `code` (listed in the runners group first); the whole answer.
-async function runRaw(code, params) {
-  const r0 = await stack.request('POST', 'get_sigil_action_ipfs_id', { rawBody: JSON.stringify(code) });
-  const cid = assertOk(r0, 'get_sigil_action_ipfs_id');
-  if (!allowed.has(cid)) {
-    assertOk(await stack.request('POST', 'add_action_to_group', { key: s.owner, body: { group_id: s.group, action_ipfs_cid: cid } }));
-    allowed.add(cid);
-  }
-  const body = { code, pkp_id: s.pkp };
-  if (params !== undefined) body.js_params = params;
-  const r = await stack.request('POST', 'sigil_action', { key: s.executor, body });
-  assert.equal(r.status, 200, `sigil_action -> ${r.status} ${r.text.slice(0, 400)}`);
-  return r.json;
-}
+let runRaw;
 
 // Runs `code`; its response, after checking it ran without an error.
 async function run(code, params) {

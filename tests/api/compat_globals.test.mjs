@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startStack, assertOk, newAccount, addGroup, addUsageKey, SOURCE_DIR } from './stack.mjs';
+import { startStack, assertOk, actionRunner, newAccount, addGroup, addUsageKey, SOURCE_DIR } from './stack.mjs';
 
 let stack;
 let server;
@@ -32,6 +32,7 @@ before(async () => {
   s.owner = (await newAccount(stack, 'globals')).api_key;
   s.group = await addGroup(stack, s.owner, 'runners');
   s.executor = await addUsageKey(stack, s.owner, { execute_in_groups: [Number(s.group)] });
+  run = actionRunner(stack, { owner: s.owner, group: s.group, key: s.executor });
 });
 
 after(async () => {
@@ -40,15 +41,7 @@ after(async () => {
   server?.close();
 });
 
-async function run(code, params) {
-  const cid = assertOk(await stack.request('POST', 'get_sigil_action_ipfs_id', { rawBody: JSON.stringify(code) }));
-  assertOk(await stack.request('POST', 'add_action_to_group', { key: s.owner, body: { group_id: s.group, action_ipfs_cid: cid } }));
-  const body = { code };
-  if (params !== undefined) body.js_params = params;
-  const r = await stack.request('POST', 'sigil_action', { key: s.executor, body });
-  assert.equal(r.status, 200, r.text.slice(0, 400));
-  return r.json;
-}
+let run;  // actionRunner, once the account exists
 
 // The same helpers on both sides: an error becomes its class, name and DOMException code.
 const HELPERS = `

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import vm from 'node:vm';
 
 import { join } from 'node:path';
-import { startStack, assertOk, newAccount, addGroup, addUsageKey, createWallet, SOURCE_DIR } from './stack.mjs';
+import { startStack, assertOk, actionRunner, newAccount, addGroup, addUsageKey, createWallet, SOURCE_DIR } from './stack.mjs';
 
 let stack;
 const s = {};
@@ -25,23 +25,12 @@ before(async () => {
   s.pkp = (await createWallet(stack, s.owner)).toLowerCase();
   assertOk(await stack.request('POST', 'add_pkp_to_group', { key: s.owner, body: { group_id: s.group, pkp_id: s.pkp } }));
   s.executor = await addUsageKey(stack, s.owner, { execute_in_groups: [Number(s.group)] });
+  run = actionRunner(stack, { owner: s.owner, group: s.group, key: s.executor, pkp: s.pkp });
 });
 
 after(async () => { await stack?.stop(); });
 
-const allowed = new Set();
-async function run(code, params) {
-  const cid = assertOk(await stack.request('POST', 'get_sigil_action_ipfs_id', { rawBody: JSON.stringify(code) }));
-  if (!allowed.has(cid)) {
-    assertOk(await stack.request('POST', 'add_action_to_group', { key: s.owner, body: { group_id: s.group, action_ipfs_cid: cid } }));
-    allowed.add(cid);
-  }
-  const body = { code, pkp_id: s.pkp };
-  if (params !== undefined) body.js_params = params;
-  const r = await stack.request('POST', 'sigil_action', { key: s.executor, body });
-  assert.equal(r.status, 200, `sigil_action -> ${r.status} ${r.text.slice(0, 400)}`);
-  return r.json;
-}
+let run;  // actionRunner, once the account exists
 
 // The value a case's main answers, as text: BigInts tagged (JSON has none), a throw as its
 // name and message. The same conversion runs inside the action (lowered with the case) and here.

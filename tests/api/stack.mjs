@@ -454,6 +454,31 @@ export async function createWallet(stack, key) {
   return j.wallet_address;
 }
 
+/// The CIDv0 of inline action code, as the API computes it.
+export async function actionCid(stack, code) {
+  return assertOk(await stack.request('POST', 'get_sigil_action_ipfs_id', { rawBody: JSON.stringify(code) }), 'get_sigil_action_ipfs_id');
+}
+
+/// A runner of inline action code for tests: run(code, params, { pkp }) lists the code's CID in
+/// `group` (once, with the `owner` key), runs it with `key` (pkp_id `pkp` unless null) and returns
+/// the whole answer after checking HTTP 200.
+export function actionRunner(stack, { owner, group, key, pkp = null }) {
+  const listed = new Set();
+  return async (code, params, { pkp: pkpId = pkp } = {}) => {
+    const cid = await actionCid(stack, code);
+    if (!listed.has(cid)) {
+      assertOk(await stack.request('POST', 'add_action_to_group', { key: owner, body: { group_id: group, action_ipfs_cid: cid } }));
+      listed.add(cid);
+    }
+    const body = { code };
+    if (pkpId) body.pkp_id = pkpId;
+    if (params !== undefined) body.js_params = params;
+    const r = await stack.request('POST', 'sigil_action', { key, body });
+    assert.equal(r.status, 200, `sigil_action -> ${r.status} ${r.text.slice(0, 400)}`);
+    return r.json;
+  };
+}
+
 /// Polls fn() until it returns a truthy value or timeoutMs passes; returns the last value.
 export async function eventually(fn, timeoutMs = 5000, stepMs = 100) {
   const deadline = Date.now() + timeoutMs;
