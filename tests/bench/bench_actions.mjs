@@ -15,11 +15,8 @@
 // two builds on one stack.
 import { performance } from 'node:perf_hooks';
 import { startStack, newAccount, addGroup, addUsageKey, createWallet } from '../api/stack.mjs';
+import { arg, summary } from './support.mjs';
 
-function arg(name, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && i + 1 < process.argv.length ? Number(process.argv[i + 1]) : fallback;
-}
 const WORKERS = arg('workers', 4);
 const RUNS = arg('runs', 300);
 const SECONDS = arg('seconds', 5);
@@ -33,11 +30,6 @@ const ACTIONS = {
   'ethers rpc': 'async function main({ rpcUrl, contract }) { const iface = new ethers.utils.Interface(["function MAX_GROUPS() view returns (uint256)"]); const provider = new ethers.providers.StaticJsonRpcProvider(rpcUrl, 31337); const raw = await provider.call({ to: contract, data: iface.encodeFunctionData("MAX_GROUPS", []) }); return iface.decodeFunctionResult("MAX_GROUPS", raw)[0].toString(); }',
 };
 
-const quantile = (s, q) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
-function summary(ms) {
-  const s = [...ms].sort((a, b) => a - b);
-  return { n: s.length, p50: quantile(s, 0.5), p99: quantile(s, 0.99) };
-}
 
 // --billing: the stack charges runs (SQLite ledger, a starter credit large enough for the whole benchmark),
 // to measure what charging costs on the run path; --billing-database postgresql://... for PostgreSQL.

@@ -6,27 +6,13 @@
 // at a fixed concurrency. Prints a small table.
 import { performance } from 'node:perf_hooks';
 import { startStack, newAccount, addGroup } from '../api/stack.mjs';
+import { arg, quantile, summary } from './support.mjs';
 
-function arg(name, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && i + 1 < process.argv.length ? Number(process.argv[i + 1]) : fallback;
-}
 const WORKERS = arg('workers', 4);
 const READS = arg('reads', 300);
 const WRITES = arg('writes', 100);
 const CONCURRENCY = arg('concurrency', 16);
 const SECONDS = arg('seconds', 5);
-
-function quantile(sorted, q) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
-
-function summary(ms) {
-  const s = [...ms].sort((a, b) => a - b);
-  const mean = s.reduce((a, b) => a + b, 0) / s.length;
-  return { n: s.length, p50: quantile(s, 0.5), p99: quantile(s, 0.99), max: s[s.length - 1], mean };
-}
 
 async function timed(n, fn) {
   const out = [];

@@ -11,16 +11,12 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { startStack, SOURCE_DIR } from '../api/stack.mjs';
+import { arg, quantile } from './support.mjs';
 
-function arg(name, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && i + 1 < process.argv.length ? Number(process.argv[i + 1]) : fallback;
-}
 const N = arg('n', 300);
 const NONCES = arg('nonces', 20);
 const VERIFIES = arg('verifies', 5);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const quantile = (s, q) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
 const fmt = (ms) => {
   const s = [...ms].sort((a, b) => a - b);
   return `n=${String(s.length).padEnd(4)} p50 ${quantile(s, 0.5).toFixed(2).padStart(8)} ms   p99 ${quantile(s, 0.99).toFixed(2).padStart(8)} ms`;

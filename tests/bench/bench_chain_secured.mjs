@@ -8,20 +8,12 @@
 // bench_typed_data_auth (C++).
 import { performance } from 'node:perf_hooks';
 import { startStack, newAccount, ethers, accountConfigAbi } from '../api/stack.mjs';
+import { arg, summary } from './support.mjs';
 
-function arg(name, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && i + 1 < process.argv.length ? Number(process.argv[i + 1]) : fallback;
-}
 const WORKERS = arg('workers', 2);
 const N = arg('n', 200);
 const CONVERSIONS = arg('conversions', 30);
 
-const quantile = (s, q) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
-function summary(ms) {
-  const s = [...ms].sort((a, b) => a - b);
-  return { n: s.length, p50: quantile(s, 0.5), p99: quantile(s, 0.99), max: s[s.length - 1] };
-}
 
 const stack = await startStack({ workers: WORKERS });
 const provider = new ethers.JsonRpcProvider(stack.rpcUrl, undefined, { staticNetwork: true, pollingInterval: 50 });

@@ -11,11 +11,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { startStack, newAccount, addGroup } from '../api/stack.mjs';
+import { arg, summary } from './support.mjs';
 
-function arg(name, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && i + 1 < process.argv.length ? Number(process.argv[i + 1]) : fallback;
-}
 const WORKERS = arg('workers', 2);
 const COUNT = arg('count', 40);
 const KB = arg('kb', 10);
@@ -70,12 +67,6 @@ const main = async (params) => {
 };
 `;
   return text;
-}
-
-function summary(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
-  return { p50: q(0.5), p90: q(0.9), max: s[s.length - 1] };
 }
 
 // --no-shared-cache: no code_cache_dir, so each worker lowers a CID for itself (as before lowered

@@ -20,11 +20,8 @@
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { startStack, ethers, newAccount, createWallet, keccakText, accountConfigAbi, chainRpc, sendBurst } from '../api/stack.mjs';
+import { arg, summary } from './support.mjs';
 
-function arg(name, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && i + 1 < process.argv.length ? Number(process.argv[i + 1]) : fallback;
-}
 const WORKERS = arg('workers', 4);
 const RUNS = arg('runs', 200);
 const SECONDS = arg('seconds', 5);
@@ -33,11 +30,6 @@ const CACHE_TTL_MS = arg('cache-ttl-ms', 0);
 const FAT_GROUPS = arg('fat-groups', 100);
 const PAGES = arg('pages', 30);
 
-const quantile = (s, q) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
-function summary(ms) {
-  const s = [...ms].sort((a, b) => a - b);
-  return { n: s.length, p50: quantile(s, 0.5), p99: quantile(s, 0.99) };
-}
 const f = (x, w = 8) => x.toFixed(2).padStart(w);
 
 const stack = await startStack({ workers: WORKERS, chainOptions: [`cache_ttl_ms = ${CACHE_TTL_MS}`] });
