@@ -1,6 +1,7 @@
 #include "workers/api/billing.h"
 
 #include <ctime>
+#include <optional>
 
 #include <rapidjson/document.h>
 
@@ -311,7 +312,7 @@ Handler Idempotent(Service& service, billing::Billing* b, Handler inner) {
         const std::string hash =
             common::HexEncode(common::Sha256Hash(ctx.request.method + " " + ctx.request.path + "\n" + ctx.request.body));
         SIGIL_TRY(existing, (*ledger)->Claim(scope, hash));
-        std::string adopt;  // a mined transaction the write completes from instead of sending
+        std::optional<Receipt> adopt;  // of a mined transaction the write completes from instead of sending
         if (*existing) {
             const billing::StoredAnswer& answer = **existing;
             if (answer.request_hash != hash) {
@@ -348,14 +349,14 @@ Handler Idempotent(Service& service, billing::Billing* b, Handler inner) {
                 return MakeError(ErrorKind::Conflict, "idempotency_in_progress",
                                  "a request with this Idempotency-Key is still running; retry shortly");
             }
-            if (mined) adopt = tx;
+            if (mined) adopt = std::move(outcome->receipt);
         }
-        if (!adopt.empty()) {
+        if (adopt) {
             SIGIL_TRY(contract, service.Contract());
-            (*contract)->AdoptNextWrite(adopt);
+            (*contract)->AdoptNextWrite(std::move(*adopt));
         }
         auto result = inner(ctx);
-        if (!adopt.empty()) {
+        if (adopt) {
             if (auto contract = service.Contract(); contract.ok()) (*contract)->AdoptNothing();
         }
         HttpResponse response = result.ok() ? std::move(result).value() : ErrorResponse(result.error());

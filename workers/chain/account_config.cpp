@@ -259,20 +259,11 @@ common::Result<Receipt> AccountConfigClient::Write(std::string_view signature, s
     if (m_sender == nullptr) return MakeError(ErrorKind::Internal, "no_sender", "this client cannot write");
     auto call = common::EncodeCall(signature, args);
     if (!call.ok()) return MakeError(ErrorKind::Internal, "abi_encode_failed", call.error().message);
-    if (!m_adopt.empty()) {
-        const std::string tx_hash = std::move(m_adopt);
-        m_adopt.clear();
-        SIGIL_TRY(adopted, m_sender->Lookup(tx_hash));
+    if (m_adopt) {
+        Receipt adopted = std::move(*m_adopt);
+        m_adopt.reset();
         m_cache.InvalidateEverywhere();
-        if (adopted->state != TxSender::Outcome::State::Mined) {
-            common::Error e = MakeError(ErrorKind::Timeout, "tx_receipt_timeout", "the transaction is not mined: " + tx_hash);
-            e.tx_hash = tx_hash;
-            return e;
-        }
-        if (!adopted->receipt.success) {
-            return MakeError(ErrorKind::Conflict, "tx_reverted", "the transaction was mined but reverted: " + tx_hash);
-        }
-        return std::move(adopted->receipt);
+        return adopted;
     }
     CallOutcome revert;
     auto receipt = m_sender->Send(m_contract, *call, &revert);

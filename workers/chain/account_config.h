@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -167,11 +168,11 @@ public:
 
     // Transactions whose receipt did not arrive in time (DESIGN.md section 9, safe retries).
     common::Result<TxSender::Outcome> TransactionOutcome(const std::string& tx_hash);
-    // The next write sends nothing and answers the receipt of `tx_hash` instead (a mined
-    // transaction a timed-out request sent): a retry completes the first request's answer from
-    // the chain without writing twice. Cleared by that write, or by AdoptNothing().
-    void AdoptNextWrite(std::string tx_hash) { m_adopt = std::move(tx_hash); }
-    void AdoptNothing() { m_adopt.clear(); }
+    // The next write sends nothing and answers `receipt` instead (of a successful transaction a
+    // timed-out request sent, from TransactionOutcome): a retry completes the first request's
+    // answer from the chain without writing twice. Cleared by that write, or by AdoptNothing().
+    void AdoptNextWrite(Receipt receipt) { m_adopt = std::move(receipt); }
+    void AdoptNothing() { m_adopt.reset(); }
 
 private:
     common::Result<std::vector<common::AbiValue>> Read(std::string_view signature, std::string_view output_types,
@@ -186,7 +187,7 @@ private:
     CachedReader& m_reader;
     ReadCache& m_cache;
     TxSender* m_sender;
-    std::string m_adopt;  // AdoptNextWrite
+    std::optional<Receipt> m_adopt;  // AdoptNextWrite
 };
 
 }  // namespace sigil::workers
