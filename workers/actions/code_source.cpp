@@ -49,15 +49,22 @@ namespace {
 
 // The shared folder cache: files named by CID, written atomically, verified on every read (a
 // damaged or planted file is ignored), so it needs no more trust than a gateway.
-std::optional<std::string> ReadCachedSource(const std::string& dir, const std::string& cid, std::size_t max_bytes) {
-    if (dir.empty()) return std::nullopt;
-    std::ifstream in(dir + "/" + cid, std::ios::binary);
+// A file of the folder, nullopt when it is missing or longer than `max_bytes`.
+std::optional<std::string> ReadCapped(const std::string& path, std::size_t max_bytes) {
+    std::ifstream in(path, std::ios::binary);
     if (!in) return std::nullopt;
     std::string data;
     data.resize(max_bytes + 1);
     in.read(data.data(), static_cast<std::streamsize>(data.size()));
     data.resize(static_cast<std::size_t>(in.gcount()));
-    if (data.size() > max_bytes || common::ComputeCidV0(data) != cid) return std::nullopt;
+    if (data.size() > max_bytes) return std::nullopt;
+    return data;
+}
+
+std::optional<std::string> ReadCachedSource(const std::string& dir, const std::string& cid, std::size_t max_bytes) {
+    if (dir.empty()) return std::nullopt;
+    auto data = ReadCapped(dir + "/" + cid, max_bytes);
+    if (!data || common::ComputeCidV0(*data) != cid) return std::nullopt;
     return data;
 }
 
@@ -154,18 +161,12 @@ std::string LoweredMac(const std::string& cid, const std::string& lowered, commo
 
 std::optional<std::string> ReadLoweredCode(const ActionSettings& settings, const std::string& cid, common::ByteView key) {
     if (settings.code_cache_dir.empty() || key.empty()) return std::nullopt;
-    std::ifstream in(settings.code_cache_dir + "/" + cid + ".lowered", std::ios::binary);
-    if (!in) return std::nullopt;
     // Lowered text is larger than its source, but not without bound.
-    const std::size_t cap = 4 * settings.max_code_bytes + 4096;
-    std::string data;
-    data.resize(cap + 1);
-    in.read(data.data(), static_cast<std::streamsize>(data.size()));
-    data.resize(static_cast<std::size_t>(in.gcount()));
+    auto file = ReadCapped(settings.code_cache_dir + "/" + cid + ".lowered", 4 * settings.max_code_bytes + 4096);
+    if (!file) return std::nullopt;
+    const std::string& data = *file;
     const std::size_t header_end = data.find('\n');
-    if (data.size() > cap || header_end == std::string::npos || data.compare(0, LOWERED_MAGIC.size(), LOWERED_MAGIC) != 0) {
-        return std::nullopt;
-    }
+    if (header_end == std::string::npos || data.compare(0, LOWERED_MAGIC.size(), LOWERED_MAGIC) != 0) return std::nullopt;
     const std::string mac = data.substr(LOWERED_MAGIC.size(), header_end - LOWERED_MAGIC.size());
     std::string lowered = data.substr(header_end + 1);
     const std::string expected = LoweredMac(cid, lowered, key);
