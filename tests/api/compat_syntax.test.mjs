@@ -106,6 +106,18 @@ const CASES = {
      return [t(() => 1n + 1), t(() => 2 * 3n), t(() => 1n / 0n), t(() => 5n % 0n), t(() => JSON.stringify({ a: 1n })), t(() => BigInt(1.5)), t(() => BigInt('12x')), t(() => +1n), t(() => Math.max(1n)), t(() => new BigInt(1)), t(() => 1n >>> 0n), t(() => BigInt(undefined))]; }`,
   bigint_tojson_override: `BigInt.prototype.toJSON = function () { return this.toString(); }; const main = () => JSON.stringify({ a: 10n ** 20n, b: [1n] });`,
   bigint_wei: `const main = (p) => { const wei = BigInt(p?.wei ?? '1500000000000000000'); const ether = wei / 10n ** 18n, rem = wei % 10n ** 18n; const fee = (wei * 3n) / 1000n; let total = 0n; for (const v of [1n, 2n, 3n]) total += v; return { ether: ether.toString(), frac: rem.toString().padStart(18, '0'), fee: String(fee), total: Number(total), max: (wei > fee ? wei : fee).toString(16) }; }`,
+  // ES2019-ES2023 library methods (the sandbox's shims), including their edge cases and errors.
+  library_arrays: `const main = () => { const a = [1, [2, [3, [4]]], , 5]; const t = (f) => { try { return f(); } catch (e) { return e.name; } };
+     return [a.flat(), a.flat(2), a.flat(Infinity), a.flat(0).length, [1, 2].flatMap((x, i) => [x, i * 10]), [[1], [2]].flatMap((x) => x),
+       [5, 6, 7].at(-1), [5, 6, 7].at(0), [5].at(3), [5, 6].at('1'), [1, 2, 3, 4].findLast((x) => x % 2), [1, 2, 3, 4].findLastIndex((x) => x > 9),
+       new Uint8Array([9, 8, 7]).at(-2), t(() => [1].flatMap(null))]; }`,
+  library_objects: `const main = () => { const t = (f) => { try { return f(); } catch (e) { return e.name; } };
+     return [Object.fromEntries([['a', 1], ['b', [2]]]), Object.fromEntries(new Map([['m', true]])), Object.fromEntries(Object.entries({ x: 1, y: 2 }).map(([k, v]) => [k, v * 2])),
+       Object.hasOwn({ q: undefined }, 'q'), Object.hasOwn({}, 'toString'), Object.hasOwn([1], 0), t(() => Object.hasOwn(null, 'a')), t(() => Object.fromEntries([1]))]; }`,
+  library_strings: `const main = () => { const t = (f) => { try { return f(); } catch (e) { return e.name; } };
+     return ['a-b-c'.replaceAll('-', '+'), 'aaa'.replaceAll('aa', 'b'), 'abc'.replaceAll('', '.'), 'x.y'.replaceAll('.', '$&$&'), 'ab'.replaceAll('b', "[$\`|$'|$$]"),
+       'a1b2'.replaceAll(/\d/g, (d) => d * 2), 'n-n'.replaceAll('n', (m, at) => at), t(() => 'a'.replaceAll(/a/, 'b')), 'hello'.at(-1), 'hi'.at(5),
+       [...'a1b22c333'.matchAll(/\d+/g)].map((m) => m[0] + '@' + m.index), Array.from('k=v;x=y'.matchAll(/(\w)=(\w)/g), (m) => m[2]), t(() => 'a'.matchAll(/a/))]; }`,
   bigint_truthiness: `const main = () => { let n = 3n, steps = 0; while (n) { n--; steps++; } const r = []; if (0n) r.push('if0'); if (2n) r.push('if2'); for (let i = 2n; i; i--) r.push(i); return [!0n, !1n, !!0n, 0n ? 'y' : 'n', 0n || 'or', 1n && 'and', 0n && 'no', steps, r]; }`,
 };
 

@@ -161,6 +161,111 @@
     });
     define(Array, 'of', function of() { return ap.slice.call(arguments); });
 
+    // --- ES2019-ES2023 library additions published actions use ------------------------------
+    // (flat, flatMap, Object.fromEntries, replaceAll, at, Object.hasOwn, findLast, matchAll),
+    // as the specification defines them; matchAll answers an array of its matches rather than
+    // an iterator (for-of, spread, Array.from and indexing all work on it).
+    function RelativeIndex(index, len) {
+        var k = Math.trunc(+index) || 0;
+        return k < 0 ? len + k : k;
+    }
+    function At(index) {
+        var len = this.length >>> 0, k = RelativeIndex(index, len);
+        return k < 0 || k >= len ? undefined : this[k];
+    }
+    define(ap, 'at', At);
+    define(sp, 'at', function at(index) {
+        var s = String(this), k = RelativeIndex(index, s.length);
+        return k < 0 || k >= s.length ? undefined : s.charAt(k);
+    });
+    function Flatten(out, source, depth) {
+        for (var i = 0; i < source.length; i++) {
+            if (!(i in source)) continue;
+            var v = source[i];
+            if (depth > 0 && Array.isArray(v)) Flatten(out, v, depth - 1);
+            else out.push(v);
+        }
+        return out;
+    }
+    define(ap, 'flat', function flat(depth) {
+        var d = depth === undefined ? 1 : Math.trunc(+depth) || 0;
+        return Flatten([], Object(this), d);
+    });
+    define(ap, 'flatMap', function flatMap(fn, self) {
+        if (typeof fn !== 'function') throw new TypeError('flatMap mapper is not a function');
+        var o = Object(this), mapped = [];
+        for (var i = 0; i < (o.length >>> 0); i++) if (i in o) mapped.push(fn.call(self, o[i], i, o));
+        return Flatten([], mapped, 1);
+    });
+    function FindLast(fn, self, wantIndex) {
+        if (typeof fn !== 'function') throw new TypeError('predicate is not a function');
+        for (var i = (this.length >>> 0) - 1; i >= 0; i--) {
+            if (fn.call(self, this[i], i, this)) return wantIndex ? i : this[i];
+        }
+        return wantIndex ? -1 : undefined;
+    }
+    define(ap, 'findLast', function findLast(fn, self) { return FindLast.call(this, fn, self, false); });
+    define(ap, 'findLastIndex', function findLastIndex(fn, self) { return FindLast.call(this, fn, self, true); });
+    define(Object, 'fromEntries', function fromEntries(iterable) {
+        if (iterable === null || iterable === undefined) throw new TypeError(iterable + ' is not iterable');
+        var out = {};
+        ForEachIterable(iterable, function (entry) {
+            if (entry === null || (typeof entry !== 'object' && typeof entry !== 'function')) {
+                throw new TypeError('Iterator value ' + entry + ' is not an entry object');
+            }
+            out[entry[0]] = entry[1];
+        });
+        return out;
+    });
+    define(Object, 'hasOwn', function hasOwn(obj, key) {
+        if (obj === null || obj === undefined) throw new TypeError('Cannot convert undefined or null to object');
+        return Object.prototype.hasOwnProperty.call(Object(obj), key);
+    });
+    // GetSubstitution of the specification: $$, $&, $` and $' in a replacement string.
+    function Substitute(replacement, matched, position, str) {
+        return replacement.replace(/\$([$&`'])/g, function (all, c) {
+            if (c === '$') return '$';
+            if (c === '&') return matched;
+            if (c === '`') return str.slice(0, position);
+            return str.slice(position + matched.length);
+        });
+    }
+    function IsRegExp(v) { return Object.prototype.toString.call(v) === '[object RegExp]'; }
+    define(sp, 'replaceAll', function replaceAll(search, replacement) {
+        if (IsRegExp(search)) {
+            if (search.flags === undefined ? !search.global : search.flags.indexOf('g') < 0) {
+                throw new TypeError('replaceAll must be called with a global RegExp');
+            }
+            return String(this).replace(search, replacement);
+        }
+        var str = String(this), find = String(search), out = '', from = 0;
+        var step = Math.max(find.length, 1);
+        var positions = [];
+        for (var at = str.indexOf(find, 0); at !== -1 && at <= str.length; at = str.indexOf(find, at + step)) {
+            positions.push(at);
+            if (find.length === 0 && at >= str.length) break;
+        }
+        for (var i = 0; i < positions.length; i++) {
+            var p = positions[i];
+            out += str.slice(from, p) + (typeof replacement === 'function'
+                ? String(replacement(find, p, str)) : Substitute(String(replacement), find, p, str));
+            from = p + find.length;
+        }
+        return out + str.slice(from);
+    });
+    define(sp, 'matchAll', function matchAll(re) {
+        if (IsRegExp(re) && !re.global) throw new TypeError('String.prototype.matchAll called with a non-global RegExp argument');
+        var rx = IsRegExp(re) ? new RegExp(re.source, 'g' + (re.ignoreCase ? 'i' : '') + (re.multiline ? 'm' : ''))
+                              : new RegExp(re === undefined ? '(?:)' : String(re), 'g');
+        rx.lastIndex = IsRegExp(re) ? re.lastIndex : 0;
+        var str = String(this), out = [], m;
+        while ((m = rx.exec(str)) !== null) {
+            out.push(m);
+            if (m[0] === '') rx.lastIndex++;
+        }
+        return out;
+    });
+
     // --- Typed arrays ---------------------------------------------------------------------
     // Duktape's typed arrays have only set and subarray: the ES2015 methods go on the shared
     // %TypedArray% prototype and constructor, so every element type gets them. slice, map and
@@ -193,6 +298,9 @@
         define(tp, 'reduceRight', ap.reduceRight);
         define(tp, 'find', ap.find);
         define(tp, 'findIndex', ap.findIndex);
+        define(tp, 'at', At);
+        define(tp, 'findLast', ap.findLast);
+        define(tp, 'findLastIndex', ap.findLastIndex);
         define(tp, 'reverse', ap.reverse);
         define(tp, 'map', function map(fn, self) {
             var out = new this.constructor(this.length);
