@@ -87,6 +87,8 @@ constexpr ConfigKey kSchema[] = {
      "folder where code fetched by CID is kept for every worker and restart (checked again on read); empty = memory only"},
     {"actions", "sandbox_path", ConfigType::String, "", 0, 0,
      "the sigil-sandbox executable each worker execs as its zygote; empty = the one beside sigil-worker"},
+    {"actions", "lowerer_socket", ConfigType::String, "", 0, 0,
+     "unix socket of sigil-lowerer (Node.js), which lowers a CID's first run faster than the sandbox child; empty = the child lowers"},
     {"keyd", "socket_path", ConfigType::String, "", 0, 0,
      "sigil-keyd's unix socket; empty = no keyd (/health then omits it)"},
     {"keyd", "request_timeout_ms", ConfigType::Int, "2000", 50, 60000,

@@ -13,10 +13,10 @@
 //                                         is '/health', '/attestation', '/info' or under '/evidences';
 //                                         json is null when the body is not JSON)
 //   await stack.stop()                           // stops everything, also after a failed start
-//   stack.pidOf(name)   the pid of the running 'devchain', 'keyd', 'supervisor' or 'nginx' (the master), or null
+//   stack.pidOf(name)   the pid of the running 'devchain', 'keyd', 'lowerer', 'supervisor' or 'nginx' (the master), or null
 //   await stack.restart(name, {signal, downMs})  stops that child with `signal` (default SIGTERM),
 //                        waits downMs, starts it again with the same arguments and waits until it is
-//                        ready (keyd: listening; devchain: the chain is back on the same port)
+//                        ready (keyd, lowerer: listening; devchain: the chain is back on the same port)
 //   startStack({chainState: true}) keeps anvil's state in <home>/chain (as scripts/start does), which
 //                        restart('devchain') needs: anvil comes back with every account, key and group
 //   stack.governance     the AppGovernance address (the app id), deployed on every stack
@@ -30,6 +30,8 @@
 //                        processor (tUSD and Payments on the dev chain) and a SQLite ledger in the home
 //                        (or `database`, e.g. postgresql://...); `lines` go to the [billing] section
 //   startStack({nginxEnv: {SIGIL_MINT_RATE: '1r/s', SIGIL_MINT_BURST: '3'}}) passes nginx/render-dev.sh settings
+//   startStack({lowerer: false}) runs no sigil-lowerer: sandbox children lower every CID's first run
+//                        (by default the daemon runs, as scripts/start runs it: stack.lowererSocket, or null)
 //
 // Environment: SIGIL_BUILD_DIR (default <repo>/build), SIGIL_SOURCE_DIR (default <repo>).
 import { spawn, execFileSync } from 'node:child_process';
@@ -136,7 +138,7 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 
 /// Starts the stack. Options: workers (default 2).
 export async function startStack({ workers = 2, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
-  chainState = false, teeSim = false, workerOptions = [], billing = null, nginxEnv = {} } = {}) {
+  chainState = false, teeSim = false, workerOptions = [], billing = null, nginxEnv = {}, lowerer = true } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -214,6 +216,16 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
       '--allowed-uid', String(process.getuid()), '--chain-id', String(chain.chain_id),
       '--contract', chain.contract_address, '--payers', String(payers)], join(logs, 'keyd.log')));
 
+    // 3b. sigil-lowerer, as scripts/start runs it (lowerer: false leaves lowering to the sandbox child).
+    const lowererSocket = lowerer ? join(run, 'lowerer.sock') : null;
+    if (lowerer) {
+      const daemon = launch('lowerer', process.execPath, [join(BUILD_DIR, 'bin/sigil-lowerer.cjs'), '--socket', lowererSocket],
+        join(logs, 'lowerer.log'));
+      children.push(daemon);
+      for (let i = 0; i < 400 && !existsSync(lowererSocket) && !daemon.exited; i++) await sleep(25);
+      if (!existsSync(lowererSocket)) throw new Error(`sigil-lowerer did not come up:\n${tail(join(logs, 'lowerer.log'))}`);
+    }
+
     // 4. supervisor and workers (with the development IPFS gateway nginx serves below).
     const gatewayPort = await freePort();
     const gatewayDir = join(run, 'ipfs');
@@ -227,7 +239,8 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
       '[chain]', `rpc_url = ${chain.rpc_url}`, `contract_address = ${chain.contract_address}`,
       `chain_id = ${chain.chain_id}`, ...chainOptions, '',
       '[keyd]', `socket_path = ${keydSocket}`, '',
-      '[actions]', `ipfs_gateways = ${(ipfsGateways ?? [`http://127.0.0.1:${gatewayPort}/ipfs/`]).join(', ')}`, ...actions, '',
+      '[actions]', `ipfs_gateways = ${(ipfsGateways ?? [`http://127.0.0.1:${gatewayPort}/ipfs/`]).join(', ')}`,
+      ...(lowerer ? [`lowerer_socket = ${lowererSocket}`] : []), ...actions, '',
       ...(billing ? ['[billing]', 'enabled = true', `database = ${billing.database ?? join(home, 'ledger.sqlite')}`,
         'processor = chain', `token_address = ${chain.token_address}`, `payments_address = ${chain.payments_address}`,
         'confirmations = 1', ...(billing.lines ?? []), ''] : []),
@@ -306,7 +319,7 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
         newArgs = [...args.filter((a, k) => a !== '--port' && args[k - 1] !== '--port'),
           '--port', new URL(handle.rpcUrl).port];
       }
-      const listeningBefore = name === 'keyd' ? logLines('keyd', 'listening on') : 0;
+      const listeningBefore = name === 'keyd' || name === 'lowerer' ? logLines(name, 'listening on') : 0;
       if (!old.exited) {
         try { old.kill(signal); } catch { /* gone */ }
         const t = setTimeout(() => { try { old.kill('SIGKILL'); } catch { /* gone */ } }, 10000);
@@ -328,7 +341,7 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
       }
       const deadline = Date.now() + 30000;
       const ready = () => {
-        if (name === 'keyd') return logLines('keyd', 'listening on') > listeningBefore;
+        if (name === 'keyd' || name === 'lowerer') return logLines(name, 'listening on') > listeningBefore;
         if (name === 'devchain') return existsSync(chainFile);
         return true;
       };
@@ -365,6 +378,7 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
       evidenceDir,
       acmeAccountUri: teeSim ? ACME_ACCOUNT_URI : null,
       teeSocket,
+      lowererSocket,
       composeHash,
     };
     return handle;

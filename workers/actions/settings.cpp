@@ -61,6 +61,7 @@ Result<ActionSettings> ActionSettings::FromConfig(const common::Config& config) 
     s.code_cache_entries = static_cast<std::size_t>(i("code_cache_entries"));
     s.code_cache_dir = config.GetString("actions", "code_cache_dir");
     s.sandbox_path = config.GetString("actions", "sandbox_path");
+    s.lowerer_socket = config.GetString("actions", "lowerer_socket");
     return s;
 }
 

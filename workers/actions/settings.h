@@ -28,6 +28,7 @@ struct ActionSettings {
     std::size_t code_cache_entries = 256;
     std::string code_cache_dir;  // "" = no shared cache
     std::string sandbox_path;    // the sigil-sandbox executable; "" = beside the running program
+    std::string lowerer_socket;  // sigil-lowerer's socket (lowerer_client.h); "" = the child lowers
 
     // Errors: InvalidInput "invalid_config" naming the key (a gateway that is not http(s), an allowed
     // fetch address that is not an IP address, a public host that is not a name).

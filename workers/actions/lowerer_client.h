@@ -1,0 +1,32 @@
+// Lowering through sigil-lowerer ([actions] lowerer_socket): the sandbox's own lowering (buble,
+// acorn 8, lower.js) run by Node.js in a daemon of its own (workers/sandbox/js/lowerer_main.js).
+// The sandbox child lowers at the interpreter's speed, about 65 KB/s (a 10 KB action's first run
+// spent ~160 ms there); V8 runs the same code about 5-8 times as fast. The text is the same either
+// way, so the result is cached by CID exactly as the child's (code_source.h).
+//
+// Trust: the daemon parses attacker-supplied source outside the sandbox, as data for a fixed
+// program (no eval), with no secret and, under systemd/sigil-lowerer.service, no network; what it
+// answers runs only inside a sandbox child. A daemon taken over through a V8 bug could answer
+// other code for other CIDs' first runs; that is what this speed costs, and why the setting is
+// an operator's choice (empty = the child lowers, as before).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sigil::workers {
+
+// Larger sources are lowered by the sandbox child (the daemon refuses over 4 MiB; keeping well
+// under it bounds how long one worker may hold the daemon).
+constexpr std::size_t MAX_LOWERER_SOURCE_BYTES = 1u << 20;
+
+// The lowered text of `source`, or nullopt when the daemon does not give it within `timeout_ms`:
+// no socket configured, nothing listening (fails at once), too slow, a broken answer, or source
+// that does not lower (the child then lowers it and reports the syntax error, so errors read the
+// same either way). Source that is not UTF-8 or is over MAX_LOWERER_SOURCE_BYTES is not sent.
+// Logs a warning when the daemon stops answering and a note when it answers again.
+std::optional<std::string> LowerWithDaemon(const std::string& socket_path, std::string_view source, int timeout_ms);
+
+}  // namespace sigil::workers
