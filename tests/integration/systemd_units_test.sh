@@ -19,6 +19,7 @@ units=$src/systemd
 KEYD_MAX_EXPOSURE=1.0
 SUPERVISOR_MAX_EXPOSURE=2.0
 EVIDENCE_MAX_EXPOSURE=1.3  # measured 0.9 (root, but no network, no capabilities, one writable folder)
+LOWERER_MAX_EXPOSURE=0.8    # measured 0.4 (no network, no capabilities, nothing writable; no MemoryDenyWriteExecute)
 
 command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
 
@@ -37,11 +38,16 @@ find_binary() {
 keyd_bin=$(find_binary sigil-keyd)
 supervisor_bin=$(find_binary sigil-supervisor)
 evidence_bin=$(find_binary sigil-evidence)
+node_bin=$(command -v node)
+lowerer_js=$build/bin/sigil-lowerer.cjs
+[[ -f $lowerer_js ]] || { echo "FAIL: $lowerer_js not built" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/sigil-systemd-verify.XXXXXX)
 keyd_pid=""
+lowerer_pid=""
 cleanup() {
     [[ -n $keyd_pid ]] && kill "$keyd_pid" 2>/dev/null && wait "$keyd_pid" 2>/dev/null
+    [[ -n $lowerer_pid ]] && kill "$lowerer_pid" 2>/dev/null && wait "$lowerer_pid" 2>/dev/null
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -55,6 +61,8 @@ stage_units() {
     sed -e "s|/usr/local/bin/sigil-supervisor|$supervisor_bin|g" "$units/sigil-supervisor.service" \
         >"$dir/sigil-supervisor.service"
     sed -e "s|/usr/local/bin/sigil-evidence|$evidence_bin|g" "$units/sigil-evidence.service" >"$dir/sigil-evidence.service"
+    sed -e "s|/usr/bin/node|$node_bin|g" -e "s|/usr/local/lib/sigil/sigil-lowerer.cjs|$lowerer_js|g" \
+        "$units/sigil-lowerer.service" >"$dir/sigil-lowerer.service"
     cp "$units/sigil-evidence.path" "$dir/sigil-evidence.path"
     cp "$units/nginx.service.d/sigil.conf" "$dir/nginx.service.d/sigil.conf"
     # The drop-in is checked against Debian's nginx unit when installed, else a stand-in.
@@ -70,18 +78,18 @@ stage_units() {
 verify_units() {
     local dir=$1 out rc=0 ours
     out=$(cd "$dir" && systemd-analyze verify --man=no ./sigil-keyd.service ./sigil-supervisor.service \
-        ./sigil-evidence.service ./sigil-evidence.path ./nginx.service 2>&1) || rc=$?
-    ours=$(grep -E "$dir|sigil-keyd\.service|sigil-supervisor\.service|sigil-evidence\.(service|path)|nginx\.service" <<<"$out" || true)
-    grep -vE "$dir|sigil-keyd\.service|sigil-supervisor\.service|sigil-evidence\.(service|path)|nginx\.service" <<<"$out" |
+        ./sigil-lowerer.service ./sigil-evidence.service ./sigil-evidence.path ./nginx.service 2>&1) || rc=$?
+    ours=$(grep -E "$dir|sigil-(keyd|supervisor|lowerer)\.service|sigil-evidence\.(service|path)|nginx\.service" <<<"$out" || true)
+    grep -vE "$dir|sigil-(keyd|supervisor|lowerer)\.service|sigil-evidence\.(service|path)|nginx\.service" <<<"$out" |
         sed -e '/^$/d' -e 's/^/  (other unit) /' || true
     [[ -n $ours ]] && echo "$ours"
     [[ $rc -eq 0 && -z $ours ]]
 }
 
 stage_units "$work/units"
-grep -q '/usr/local/bin/sigil-' "$work/units"/*.service && fail "a binary path was not substituted"
+grep -qE '/usr/local/(bin|lib/sigil)/sigil-' "$work/units"/*.service && fail "a binary path was not substituted"
 if report=$(verify_units "$work/units"); then
-    pass "systemd-analyze verify: no warnings for sigil-keyd, sigil-supervisor, sigil-evidence (.service, .path), nginx + drop-in"
+    pass "systemd-analyze verify: no warnings for sigil-keyd, sigil-supervisor, sigil-lowerer, sigil-evidence (.service, .path), nginx + drop-in"
 else
     fail "systemd-analyze verify reported:"
     echo "$report"
@@ -122,9 +130,18 @@ require_lines "$units/sigil-keyd.service" "${common_hardening[@]}" \
     "StateDirectory=sigil-keyd" "StateDirectoryMode=0700"
 require_lines "$units/sigil-supervisor.service" "${common_hardening[@]}" \
     "Type=notify" "NotifyAccess=main" "User=sigil" "Requires=sigil-keyd.service" \
-    "SupplementaryGroups=sigil-keyd-clients sigil-fcgi" "KillMode=mixed" "KillSignal=SIGTERM" \
+    "SupplementaryGroups=sigil-keyd-clients sigil-fcgi sigil-lowerer-clients" "KillMode=mixed" "KillSignal=SIGTERM" \
     "ExecReload=/bin/kill -HUP \$MAINPID" "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6" \
-    "RuntimeDirectory=sigil"
+    "RuntimeDirectory=sigil" "Wants=sigil-lowerer.service"
+# sigil-lowerer runs V8, whose compiler needs writable-then-executable memory: everything else holds.
+lowerer_hardening=()
+for line in "${common_hardening[@]}"; do [[ $line == MemoryDenyWriteExecute=yes ]] || lowerer_hardening+=("$line"); done
+require_lines "$units/sigil-lowerer.service" "${lowerer_hardening[@]}" \
+    "Type=simple" "User=sigil-lowerer" "Group=sigil-lowerer-clients" "RestrictAddressFamilies=AF_UNIX" \
+    "IPAddressDeny=any" "PrivateNetwork=yes" "RuntimeDirectory=sigil-lowerer" "RuntimeDirectoryMode=0750" \
+    "Before=sigil-supervisor.service"
+grep -q '^MemoryDenyWriteExecute=' "$units/sigil-lowerer.service" &&
+    fail "sigil-lowerer.service sets MemoryDenyWriteExecute= (V8's compiler cannot run under it)"
 grep -qE '^After=.*\bsigil-keyd\.service\b' "$units/sigil-supervisor.service" ||
     fail "sigil-supervisor.service is not ordered after sigil-keyd.service"
 # sigil-evidence runs once per certificate (oneshot) and writes world-readable files on purpose.
@@ -144,7 +161,7 @@ exposure() {
 }
 if (cd "$work/units" && systemd-analyze security --offline=true --no-pager ./sigil-keyd.service >/dev/null 2>&1); then
     for pair in "sigil-keyd.service:$KEYD_MAX_EXPOSURE" "sigil-supervisor.service:$SUPERVISOR_MAX_EXPOSURE" \
-        "sigil-evidence.service:$EVIDENCE_MAX_EXPOSURE"; do
+        "sigil-evidence.service:$EVIDENCE_MAX_EXPOSURE" "sigil-lowerer.service:$LOWERER_MAX_EXPOSURE"; do
         unit=${pair%%:*} max=${pair#*:}
         score=$(exposure "$unit")
         if [[ -z $score ]]; then
@@ -169,12 +186,14 @@ elif ! command -v systemd-sysusers >/dev/null || ! command -v systemd-tmpfiles >
 else
 cp /etc/passwd /etc/group "$root/etc/"  # www-data comes from the host, as on Debian
 if systemd-sysusers --root="$root" "$units/sigil.sysusers.conf" >"$work/sysusers.log" 2>&1; then
-    for user in sigil sigil-keyd; do
+    for user in sigil sigil-keyd sigil-lowerer; do
         grep -q "^$user:" "$root/etc/passwd" || fail "sysusers did not create user $user"
     done
-    grep -q '^sigil-keyd-clients:' "$root/etc/group" || fail "sysusers did not create group sigil-keyd-clients"
+    for group in sigil-keyd-clients sigil-lowerer-clients; do
+        grep -q "^$group:" "$root/etc/group" || fail "sysusers did not create group $group"
+    done
     grep -qE '^sigil-fcgi:.*[:,]www-data(,|$)' "$root/etc/group" || fail "www-data is not in group sigil-fcgi"
-    pass "sysusers: users sigil, sigil-keyd; groups sigil-keyd-clients, sigil-fcgi (www-data a member)"
+    pass "sysusers: users sigil, sigil-keyd, sigil-lowerer; groups sigil-keyd-clients, sigil-lowerer-clients, sigil-fcgi (www-data a member)"
 else
     fail "systemd-sysusers refused the file: $(cat "$work/sysusers.log")"
 fi
@@ -230,6 +249,31 @@ if [[ $(id -u) -eq 0 ]]; then
 else
     echo "note: not root; keyd's ExecStart not run (its socket-group chown needs a group we are in)"
 fi
+
+# sigil-lowerer as the unit starts it, its runtime directory moved into the scratch dir: it listens
+# with the socket mode the supervisor's group membership relies on, and stops on SIGTERM.
+mkdir -p "$work/run/sigil-lowerer"
+exec_start=$(unit_value "$work/units/sigil-lowerer.service" ExecStart)
+exec_start=${exec_start//\/run\/sigil-lowerer/$work/run/sigil-lowerer}
+eval "lowerer_argv=($exec_start)"
+(umask 0077 && exec "${lowerer_argv[@]}") >"$work/lowerer.log" 2>&1 &
+lowerer_pid=$!
+for _ in $(seq 1 100); do
+    [[ -S $work/run/sigil-lowerer/lowerer.sock ]] && break
+    kill -0 "$lowerer_pid" 2>/dev/null || break
+    sleep 0.1
+done
+if [[ -S $work/run/sigil-lowerer/lowerer.sock ]]; then
+    mode=$(stat -c '%a' "$work/run/sigil-lowerer/lowerer.sock")
+    [[ $mode == 660 ]] && pass "sigil-lowerer accepts the unit's ExecStart; socket $mode" ||
+        fail "sigil-lowerer's socket is $mode, expected 660"
+else
+    fail "sigil-lowerer did not start from the unit's ExecStart: $(cat "$work/lowerer.log")"
+fi
+kill "$lowerer_pid" 2>/dev/null || true
+wait "$lowerer_pid" 2>/dev/null || true
+lowerer_pid=""
+[[ -e $work/run/sigil-lowerer/lowerer.sock ]] && fail "sigil-lowerer left its socket behind on SIGTERM"
 
 # The supervisor's ExecStart with --check, on the example config set up as systemd/README.md says.
 sed -e 's|^socket_mode = .*|socket_mode = 0660|' -e 's|^socket_group =.*|socket_group = sigil-fcgi|' \

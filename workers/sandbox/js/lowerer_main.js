@@ -16,9 +16,9 @@
 //             'C' + the lowered code (UTF-8)
 //             'E' + "<line>\t<column>\t<message>" (the source does not lower; 0 = no location)
 // A request over the limit closes the connection.
-// Until the first request (and between requests) it lowers a built-in sample N times (default
-// 16), so V8 has compiled the lowering's hot functions before real sources arrive; a request
-// waits for at most one of those.
+// After it starts listening it lowers a built-in sample N times (default 24, about a second of
+// CPU), so V8 has compiled the lowering's hot functions before real sources arrive, and logs
+// "warmed up"; a request that arrives meanwhile waits for at most one of those rounds.
 (function () {
     'use strict';
     var net = require('net');
@@ -32,7 +32,7 @@
         return at > 0 && at + 1 < process.argv.length ? process.argv[at + 1] : fallback;
     }
     var socketPath = Option('socket', '');
-    var warmups = Number(Option('warmup', '16'));
+    var warmups = Number(Option('warmup', '24'));
     if (!socketPath || !(warmups >= 0)) {
         process.stderr.write('usage: node sigil-lowerer.cjs --socket PATH [--warmup N]\n');
         process.exit(64);
@@ -65,8 +65,14 @@
         return text;
     }
 
+    var warmUpStarted = 0;
+    var warmUpRounds = 0;
     function WarmUp() {
-        if (warmups <= 0) return;
+        if (warmups <= 0) {
+            if (warmUpRounds > 0) Log('warmed up: ' + warmUpRounds + ' rounds in ' + (Date.now() - warmUpStarted) + ' ms');
+            return;
+        }
+        if (warmUpRounds++ === 0) warmUpStarted = Date.now();
         warmups--;
         var result = lower(WarmUpSource(warmups));
         if (typeof result.code !== 'string') throw new Error('the warm-up sample does not lower: ' + result.error);
