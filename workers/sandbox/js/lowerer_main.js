@@ -1,6 +1,6 @@
-// sigil-lowerer: the sandbox's lowering (buble, acorn 8 and lower.js, joined before this file into
-// bin/sigil-lowerer.cjs by workers/sandbox/lowerer_bundle.cmake) served by Node.js on a unix
-// socket. It is the same __sigil_lower the sandbox child runs in Duktape, under V8's compiler: a
+// sigil-lowerer: the sandbox's lowering (buble, acorn 8 and lower.js, which
+// workers/sandbox/js/lowerer_bundle.mjs puts before this file into bin/sigil-lowerer.cjs as the
+// string SIGIL_LOWERING_SOURCE) served by Node.js on a unix socket. It is the same __sigil_lower the sandbox child runs in Duktape, under V8's compiler: a
 // worker sends it the source of a CID it has no lowered text for, so the first run of that CID
 // does not pay the interpreter's lowering; when this daemon is not there, slow or gone, the
 // worker lets the sandbox child lower as before (workers/actions/lowerer_client.h).
@@ -23,9 +23,23 @@
     'use strict';
     var net = require('net');
     var fs = require('fs');
+    var vm = require('vm');
 
     var MAX_SOURCE_BYTES = 4 * 1024 * 1024;
-    var lower = globalThis.__sigil_lower;
+    // The lowering runs in a context of its own: its global object has no require, process or
+    // Buffer, and eval / new Function are refused there, so nothing a crafted source could make
+    // the lowering do reaches beyond the text it returns.
+    var lowering = vm.createContext({}, { name: 'lowering', codeGeneration: { strings: false, wasm: false } });
+    vm.runInContext(SIGIL_LOWERING_SOURCE, lowering, { filename: 'sigil-lowering.js' });
+    var lower = lowering.__sigil_lower;
+    (function CheckIsolation() {
+        var refused = false;
+        try { vm.runInContext('new Function("return 1")', lowering); } catch (e) { refused = e && e.name === 'EvalError'; }
+        if (typeof lower !== 'function' || !refused || vm.runInContext('typeof require + typeof process', lowering) !== 'undefinedundefined') {
+            process.stderr.write('sigil-lowerer: the lowering context is not isolated; refusing to start\n');
+            process.exit(70);
+        }
+    })();
 
     function Option(name, fallback) {
         var at = process.argv.indexOf('--' + name);
