@@ -1,11 +1,12 @@
 // Lowering through sigil-lowerer ([actions] lowerer_socket): the sandbox's own lowering (buble,
 // acorn 8, lower.js) run by Node.js in a daemon of its own (workers/sandbox/js/lowerer_main.js).
 // The sandbox child lowers at the interpreter's speed, about 65 KB/s (a 10 KB action's first run
-// spent ~160 ms there); V8 runs the same code about 5-8 times as fast. The text is the same either
-// way, so the result is cached by CID exactly as the child's (code_source.h).
+// takes ~190 ms that way, ~30 ms through the daemon: bench_first_run.mjs). The text is the same
+// either way, so the result is cached by CID exactly as the child's (code_source.h).
 //
 // Trust: the daemon parses attacker-supplied source outside the sandbox, as data for a fixed
-// program (no eval), with no secret and, under systemd/sigil-lowerer.service, no network; what it
+// program (in a V8 context without require or process, where eval is refused), with no secret and,
+// under systemd/sigil-lowerer.service, no network; what it
 // answers runs only inside a sandbox child. A daemon taken over through a V8 bug could answer
 // other code for other CIDs' first runs; that is what this speed costs, and why the setting is
 // an operator's choice (empty = the child lowers, as before).
