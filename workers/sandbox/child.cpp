@@ -23,6 +23,7 @@
 #include "workers/sandbox/protocol.h"
 #include "workers/sandbox/seccomp.h"
 #include "workers/sandbox/transpiler.h"
+#include "workers/sandbox/web_crypto.h"
 #include "workers/sandbox/web_globals.h"
 
 namespace sigil::workers {
@@ -286,6 +287,7 @@ duk_ret_t SetUpGlobals(duk_context* ctx, void* udata) {
     duk_put_global_string(ctx, "__sigil_random");
     InstallCryptoNatives(ctx);
     InstallWebGlobalsNatives(ctx);
+    InstallWebCryptoNatives(ctx);
     InstallBigIntNatives(ctx);
     if (options->install_test_natives != nullptr) options->install_test_natives(ctx);
     EvalRuntime(ctx, ShimsSource(), "shims.js");

@@ -10,6 +10,7 @@
 
 #include "workers/sandbox/bigint_native.h"
 #include "workers/sandbox/transpiler.h"
+#include "workers/sandbox/web_crypto.h"
 #include "workers/sandbox/web_globals.h"
 
 using namespace sigil::workers;
@@ -65,6 +66,7 @@ std::string RunLowered(const std::string& code, const std::string& params = "{}"
     duk_push_c_function(ctx, FakeLog, 1);
     duk_put_global_string(ctx, "__sigil_log");
     InstallWebGlobalsNatives(ctx);  // getrandom and the UTF-8 codec
+    InstallWebCryptoNatives(ctx);   // crypto.subtle's
     std::string error;
     if (!Eval(ctx, ShimsSource(), error)) return "ERR: shims: " + error;
     if (!Eval(ctx, LowerRuntimeSource(), error)) return "ERR: lower runtime: " + error;
@@ -337,6 +339,7 @@ public:
                             "  Object.defineProperty(this, n, { writable: false, configurable: false }); }, this);",
                             error));
         InstallWebGlobalsNatives(ctx);  // getrandom and the UTF-8 codec
+        InstallWebCryptoNatives(ctx);   // crypto.subtle's
         CPPUNIT_ASSERT_MESSAGE(error, Eval(ctx, ShimsSource(), error));
         CPPUNIT_ASSERT_MESSAGE(error, Eval(ctx, WebGlobalsSource(), error));
         CPPUNIT_ASSERT_MESSAGE(error, Eval(ctx, WebPackagesSource(), error));
