@@ -251,3 +251,21 @@ test('providers go through the sandbox fetch: its address policy and fetch count
   assert.equal(many.has_error, true, JSON.stringify(many));
   assert.equal(many.error.code, 'fetch_limit', JSON.stringify(many));
 });
+
+test('mnemonics and ENS names (String.prototype.normalize) answer as ethers v5 in Node', async () => {
+  const code = `async function main({ phrase }) {
+    const u = ethers.utils;
+    const hd = ethers.utils.HDNode.fromMnemonic(phrase);
+    return {
+      root: hd.address, first: ethers.Wallet.fromMnemonic(phrase).address,
+      second: hd.derivePath("m/44'/60'/0'/0/1").address, valid: u.isValidMnemonic(phrase), invalid: u.isValidMnemonic(phrase.replace('junk', 'jumk')),
+      entropy: u.mnemonicToEntropy(phrase), back: u.entropyToMnemonic(u.mnemonicToEntropy(phrase)) === phrase,
+      namehash: [u.namehash('vitalik.eth'), u.namehash('Sub.Example.ETH'), u.namehash('caf\\u00e9.eth')], dns: u.dnsEncode('vitalik.eth'),
+      nfkd: u.hexlify(u.toUtf8Bytes('\\u00e9\\ufb01', u.UnicodeNormalizationForm.NFKD)),
+    };
+  }`;
+  const params = { phrase: 'test test test test test test test test test test test junk' };
+  const got = await run(code, params);
+  assert.deepEqual(got, await referee(code, params));
+  assert.equal(got.first, '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266');  // anvil's first account, m/44'/60'/0'/0/0
+});

@@ -376,3 +376,19 @@ test('crypto.subtle: SHA digests, HMAC and AES-GCM keys, results and refusals as
     return out;
   `);
 });
+
+test('String.prototype.normalize: the four forms, the default and a bad form as in Node', async () => {
+  await compareWithNode(`
+    var points = function (s) { return Array.from(s).map(function (c) { return c.codePointAt(0).toString(16); }).join(' '); };
+    var samples = ['\\u00e9', 'e\\u0301', '\\ufb01', '\\u212b', '\\ud55c\\uad6d\\uc5b4', '\\u1112\\u1161\\u11ab', '\\uff76\\uff9e', 'abc', '', 'Cafe\\u0301 \\u2460'];
+    var out = {};
+    samples.forEach(function (s, i) {
+      out[i] = ['NFC', 'NFD', 'NFKC', 'NFKD'].map(function (f) { return points(s.normalize(f)); });
+    });
+    out.defaultIsNfc = 'e\\u0301'.normalize() === '\\u00e9' && 'e\\u0301'.normalize(undefined) === '\\u00e9';
+    out.length = String.prototype.normalize.length;
+    out.badForm = attempt(function () { return 'x'.normalize('nfc'); });
+    out.onNull = attempt(function () { return String.prototype.normalize.call(null); });
+    return out;
+  `);
+});

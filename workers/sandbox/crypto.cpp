@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <rapidjson/document.h>
 #include <rapidjson/writer.h>
 
@@ -169,6 +171,55 @@ Result<std::string> OpKeccak(const Json& args) {
 Result<std::string> OpSha256(const Json& args) {
     SIGIL_TRY(data, HexArg(args, "data"));
     return HexResult(common::Sha256Hash(ByteView(*data)));
+}
+
+// ethers' SupportedAlgorithm names (utils.computeHmac, pbkdf2).
+const EVP_MD* HmacDigest(const Json& args) {
+    const Json* v = Member(args, "algorithm");
+    if (v == nullptr || !v->IsString()) return nullptr;
+    const std::string_view name = common::JsonView(*v);
+    return name == "sha256" ? EVP_sha256() : name == "sha512" ? EVP_sha512() : nullptr;
+}
+
+// utils.computeHmac(algorithm, key, data): "0x" + hex of the HMAC.
+Result<std::string> OpComputeHmac(const Json& args) {
+    const EVP_MD* md = HmacDigest(args);
+    if (md == nullptr) return Bad("unsupported algorithm");
+    SIGIL_TRY(key, HexArg(args, "key"));
+    SIGIL_TRY(data, HexArg(args, "data"));
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (HMAC(md, key->data(), static_cast<int>(key->size()), data->data(), data->size(), out, &len) == nullptr) {
+        return Bad("hmac failed");
+    }
+    return HexResult(ByteView(out, len));
+}
+
+// Mnemonic seeds and JSON wallets: at most this many iterations and output bytes (BIP-39 uses
+// 2048 and 64; ethers' JSON wallets 262144 and 32), so one call stays within a run's limits.
+constexpr std::uint64_t MAX_PBKDF2_ITERATIONS = 10'000'000;
+constexpr std::uint64_t MAX_PBKDF2_KEYLEN = 1024;
+
+// @ethersproject/pbkdf2's pbkdf2(password, salt, iterations, keylen, algorithm): "0x" + hex.
+Result<std::string> OpPbkdf2(const Json& args) {
+    const EVP_MD* md = HmacDigest(args);
+    if (md == nullptr) return Bad("unsupported algorithm");
+    SIGIL_TRY(password, HexArg(args, "password"));
+    SIGIL_TRY(salt, HexArg(args, "salt"));
+    const Json* iterations = Member(args, "iterations");
+    const Json* keylen = Member(args, "keylen");
+    if (iterations == nullptr || !iterations->IsUint64() || iterations->GetUint64() == 0 ||
+        iterations->GetUint64() > MAX_PBKDF2_ITERATIONS || keylen == nullptr || !keylen->IsUint64() ||
+        keylen->GetUint64() == 0 || keylen->GetUint64() > MAX_PBKDF2_KEYLEN) {
+        return Bad("invalid pbkdf2 parameters");
+    }
+    SecretBytes out(static_cast<std::size_t>(keylen->GetUint64()));
+    if (PKCS5_PBKDF2_HMAC(reinterpret_cast<const char*>(password->data()), static_cast<int>(password->size()),
+                          salt->data(), static_cast<int>(salt->size()), static_cast<int>(iterations->GetUint64()), md,
+                          static_cast<int>(out.size()), out.data()) != 1) {
+        return Bad("pbkdf2 failed");
+    }
+    return HexResult(out.view());
 }
 
 Result<std::string> OpPublicKey(const Json& args) {
@@ -388,6 +439,8 @@ struct Operation {
 constexpr Operation OPERATIONS[] = {
     {"keccak256", OpKeccak},
     {"sha256", OpSha256},
+    {"computeHmac", OpComputeHmac},
+    {"pbkdf2", OpPbkdf2},
     {"publicKey", OpPublicKey},
     {"hashMessage", OpHashMessage},
     {"signMessage", OpSignMessage},
@@ -494,6 +547,14 @@ Result<std::string> RunCryptoOp(std::string_view name, std::string_view args_jso
 }
 
 void InstallCryptoNatives(duk_context* ctx) {
+    // OpenSSL fetches HMAC and PBKDF2 from its provider on first use; here, in the zygote, so a
+    // child never does (its seccomp filter refuses the file reads that may take).
+    static const bool fetched = [] {
+        unsigned char out[64];
+        for (const EVP_MD* md : {EVP_sha256(), EVP_sha512()}) PKCS5_PBKDF2_HMAC("", 0, out, 1, 1, md, sizeof out, out);
+        return true;
+    }();
+    (void)fetched;
     duk_push_c_function(ctx, NativeCrypto, 2);
     duk_put_global_string(ctx, "__sigil_crypto");
     duk_push_c_function(ctx, NativeKeccak256, 1);

@@ -14,6 +14,8 @@ extern const unsigned char WEB_GLOBALS_JS[];
 extern const std::size_t WEB_GLOBALS_JS_SIZE;
 extern const unsigned char WEB_PACKAGES_JS[];
 extern const std::size_t WEB_PACKAGES_JS_SIZE;
+extern const unsigned char UNORM_JS[];
+extern const std::size_t UNORM_JS_SIZE;
 }  // namespace embedded
 
 namespace {
@@ -170,7 +172,24 @@ std::string WellFormedUtf8(const char* text, std::size_t len) {
     return out;
 }
 
+// String.prototype.normalize's implementation, loaded on first use: evaluates unorm.js (npm, with
+// its Unicode tables) inside a function whose `this` is a fresh object, where its IIFE leaves
+// `unorm` (String.prototype.normalize already exists, so it installs no shim of its own), and
+// answers that object ({nfc, nfd, nfkc, nfkd}). About 140 KB of source: only runs that normalize
+// non-ASCII text pay for compiling it.
+duk_ret_t NativeLoadUnorm(duk_context* ctx) {
+    std::string text = "(function () {\n";
+    text.append(reinterpret_cast<const char*>(embedded::UNORM_JS), embedded::UNORM_JS_SIZE);
+    text += "\nreturn this.unorm;\n})";
+    duk_eval_lstring(ctx, text.data(), text.size());
+    duk_push_object(ctx);
+    duk_call_method(ctx, 0);
+    return 1;
+}
+
 void InstallWebGlobalsNatives(duk_context* ctx) {
+    duk_push_c_function(ctx, NativeLoadUnorm, 0);
+    duk_put_global_string(ctx, "__sigil_unorm");
     duk_push_c_function(ctx, NativeRandomFill, 1);
     duk_put_global_string(ctx, "__sigil_random_fill");
     duk_push_c_function(ctx, NativeUtf8Encode, 1);

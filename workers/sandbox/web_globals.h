@@ -15,8 +15,9 @@ namespace sigil::workers {
 // or one larger than 65536 bytes. globals.js captures it and removes it from the global object.
 // Also `__sigil_utf8_encode(string)`: the string as well-formed UTF-8 in a new Uint8Array
 // (TextEncoder.encode), and `__sigil_utf8_decode(bytes, fatal, ignoreBOM)`: the Encoding
-// Standard's UTF-8 decode of a whole buffer (TextDecoder.decode without `stream`). Must run inside
-// a protected call.
+// Standard's UTF-8 decode of a whole buffer (TextDecoder.decode without `stream`), and
+// `__sigil_unorm()`: compiles the embedded unorm (npm) and answers its {nfc, nfd, nfkc, nfkd}
+// (String.prototype.normalize loads it on first use). Must run inside a protected call.
 void InstallWebGlobalsNatives(duk_context* ctx);
 
 // Duktape keeps a string built from UTF-16 surrogates (String.fromCharCode, TextDecoder, JSON

@@ -3,7 +3,7 @@
 //   node ethers_lower.mjs <buble dir> <ethers.umd.js> <out.js>
 // The UMD file is ES5 except for scrypt-js (const, let, arrows), which buble lowers. A few
 // textual patches (below, each checked to match exactly once) make ENS tables lazy and route
-// secp256k1 and keccak256 to the sandbox's natives. The result is wrapped in a function that
+// secp256k1, keccak256, HMAC and PBKDF2 to the sandbox's natives. The result is wrapped in a function that
 // gives ethers, and only ethers, these names of its own:
 //   atob, btoa  ethers' base64 (utils.base64, ENS tables) uses them; Latin-1 strings as in
 //            browsers;
@@ -144,6 +144,23 @@ source = patch(source, `	function keccak256(data) {
 	    return '0x' + js_sha3_1.default.keccak_256((0, lib$1.arrayify)(data));`, `	function keccak256(data) {
 	    if (__sigil_keccak) return __sigil_keccak((0, lib$1.arrayify)(data));
 	    return '0x' + js_sha3_1.default.keccak_256((0, lib$1.arrayify)(data));`, 'native keccak256');
+
+// HMAC (utils.computeHmac) and PBKDF2 (mnemonic seeds, JSON wallets) on OpenSSL: in Duktape,
+// ethers' hash.js took about 8 s for one BIP-39 seed (2048 HMAC-SHA512 rounds).
+source = patch(source, `	function computeHmac(algorithm, key, data) {
+	    if (!types.SupportedAlgorithm[algorithm]) {`, `	function computeHmac(algorithm, key, data) {
+	    var fast = types.SupportedAlgorithm[algorithm] ? __sigil_fast('computeHmac',
+	        { algorithm: algorithm, key: (0, lib$1.hexlify)(key), data: (0, lib$1.hexlify)(data) }) : null;
+	    if (fast !== null) return fast;
+	    if (!types.SupportedAlgorithm[algorithm]) {`, 'native HMAC');
+source = patch(source, `	function pbkdf2(password, salt, iterations, keylen, hashAlgorithm) {
+	    password = (0, lib$1.arrayify)(password);
+	    salt = (0, lib$1.arrayify)(salt);`, `	function pbkdf2(password, salt, iterations, keylen, hashAlgorithm) {
+	    password = (0, lib$1.arrayify)(password);
+	    salt = (0, lib$1.arrayify)(salt);
+	    var fast = __sigil_fast('pbkdf2', { algorithm: hashAlgorithm, password: (0, lib$1.hexlify)(password),
+	        salt: (0, lib$1.hexlify)(salt), iterations: iterations, keylen: keylen });
+	    if (fast !== null) return fast;`, 'native PBKDF2');
 
 const lowered = buble.transform(source, {
   transforms: { dangerousForOf: true, asyncAwait: false, generator: false },

@@ -33,6 +33,7 @@
         delete global[name];
         return f;
     }
+    var nativeUnorm = TakeNative('__sigil_unorm');
     var nativeDigest = TakeNative('__sigil_digest');
     var nativeHmac = TakeNative('__sigil_hmac');
     var nativeAesGcm = TakeNative('__sigil_aes_gcm');
@@ -119,6 +120,22 @@
     define(AggregateError.prototype, 'name', 'AggregateError');
     define(AggregateError.prototype, 'message', '');
     define(global, 'AggregateError', AggregateError);
+
+    // --- String.prototype.normalize (Duktape has none): unorm from npm, compiled on the first
+    // call with non-ASCII text (ASCII is the same in every normalization form). ethers v5 needs it
+    // for mnemonics and ENS names.
+    var unorm = null;
+    define(String.prototype, 'normalize', function normalize() {
+        if (this === null || this === undefined) throw new TypeError('String.prototype.normalize called on null or undefined');
+        var str = String(this);
+        var form = arguments.length === 0 || arguments[0] === undefined ? 'NFC' : String(arguments[0]);
+        if (form !== 'NFC' && form !== 'NFD' && form !== 'NFKC' && form !== 'NFKD') {
+            throw new RangeError('The normalization form should be one of NFC, NFD, NFKC, NFKD.');
+        }
+        if (/^[\x00-\x7f]*$/.test(str)) return str;
+        if (unorm === null) unorm = nativeUnorm();
+        return unorm[form.toLowerCase()](str);
+    });
 
     // --- crypto.subtle: SHA digests, HMAC and AES-GCM (web_crypto.cpp), as the Web Crypto API ---
     // Every method answers a promise; a refusal rejects it with the DOMException the

@@ -296,6 +296,14 @@ public:
         }
         AssertSameAsEthers("[0, 1, 31, 32, 135, 136, 137, 271, 272, 1000].map(function (n) {"
                            " var b = new Uint8Array(n); for (var i = 0; i < n; i++) b[i] = (i * 7 + n) & 255; return ethers.utils.keccak256(b); })");
+        // HMAC with keys shorter and longer than the hash's block, and PBKDF2 (BIP-39's seed and a
+        // few output lengths across block boundaries).
+        AssertSameAsEthers("['sha256', 'sha512'].map(function (a) { return [0, 1, 64, 65, 128, 129, 300].map(function (n) {"
+                           " var k = new Uint8Array(n); for (var i = 0; i < n; i++) k[i] = (i * 13 + n) & 255;"
+                           " return ethers.utils.computeHmac(a, k, ethers.utils.toUtf8Bytes('data ' + n)); }); })");
+        AssertSameAsEthers("[[32, 'sha256', 1], [20, 'sha256', 3], [64, 'sha512', 2048], [65, 'sha512', 2], [100, 'sha256', 5]].map(function (c) {"
+                           " return ethers.utils.pbkdf2(ethers.utils.toUtf8Bytes('password'), ethers.utils.toUtf8Bytes('mnemonicsalt'), c[2], c[0], c[1]); })");
+        AssertSameAsEthers("ethers.utils.mnemonicToSeed('test test test test test test test test test test test junk', 'pass')");
     }
 
     void testErrorsMatchEthersOwnCode() {
@@ -316,6 +324,9 @@ public:
         AssertSameAsEthers("ethers.utils.recoverAddress('0x1234', V.wallets[0].digestSignature)");
         AssertSameAsEthers("new ethers.utils.SigningKey(V.wallets[0].privateKey).signDigest('0x1234')");
         AssertSameAsEthers("ethers.utils.keccak256('0xabc')");
+        AssertSameAsEthers("ethers.utils.computeHmac('sha1', '0x01', '0x02')");
+        AssertSameAsEthers("ethers.utils.computeHmac('sha256', '0x0', '0x02')");
+        AssertSameAsEthers("ethers.utils.pbkdf2('0x01', '0x02', 1, 32, 'md5')");
         AssertThrows("new ethers.Wallet('0x1234')", "invalid private key");
         // The message never echoes the key.
         CPPUNIT_ASSERT(Run("new ethers.Wallet('0x' + 'ff'.repeat(32))").find("ffffffff") == std::string::npos);
@@ -324,6 +335,20 @@ public:
     void testNativeRefusesMalformedCalls() {
         // RunCryptoOp is what the native runs; it must refuse without crashing.
         CPPUNIT_ASSERT_EQUAL(std::string("unknown_crypto_operation"), RunCryptoOp("nope", "{}").error().code);
+        // PBKDF2-HMAC-SHA256 of P = "password", S = "salt", c = 1 and 2 (values from Python's
+        // hashlib.pbkdf2_hmac), and what the native refuses (ethers' own code then answers).
+        auto pbkdf2 = RunCryptoOp("pbkdf2", R"({"algorithm":"sha256","password":"0x70617373776f7264","salt":"0x73616c74","iterations":1,"keylen":32})");
+        CPPUNIT_ASSERT(pbkdf2.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string("\"0x120fb6cffcf8b32c43e7225256c4f837a86548c92ccc35480805987cb70be17b\""), *pbkdf2);
+        pbkdf2 = RunCryptoOp("pbkdf2", R"({"algorithm":"sha256","password":"0x70617373776f7264","salt":"0x73616c74","iterations":2,"keylen":32})");
+        CPPUNIT_ASSERT_EQUAL(std::string("\"0xae4d0c95af6b46d32d0adff928f06dd02a303f8ef3c251dfd6e2d85a95474c43\""), *pbkdf2);
+        for (const char* bad : {R"({"algorithm":"md5","password":"0x","salt":"0x","iterations":1,"keylen":32})",
+                                R"({"algorithm":"sha256","password":"0x","salt":"0x","iterations":0,"keylen":32})",
+                                R"({"algorithm":"sha256","password":"0x","salt":"0x","iterations":1,"keylen":0})",
+                                R"({"algorithm":"sha256","password":"0x","salt":"0x","iterations":1,"keylen":100000})",
+                                R"({"algorithm":"sha256","password":"0x","salt":"0x","iterations":100000000,"keylen":32})"}) {
+            CPPUNIT_ASSERT_EQUAL_MESSAGE(bad, std::string("invalid_crypto_argument"), RunCryptoOp("pbkdf2", bad).error().code);
+        }
         CPPUNIT_ASSERT_EQUAL(std::string("invalid_crypto_json"), RunCryptoOp("keccak256", "{\"data\":").error().code);
         CPPUNIT_ASSERT_EQUAL(std::string("invalid_crypto_json"), RunCryptoOp("keccak256", "[]").error().code);
         CPPUNIT_ASSERT_EQUAL(std::string("invalid_crypto_argument"), RunCryptoOp("keccak256", "{}").error().code);
