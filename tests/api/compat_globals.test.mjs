@@ -392,3 +392,58 @@ test('String.prototype.normalize: the four forms, the default and a bad form as 
     return out;
   `);
 });
+
+test('Event, EventTarget, AbortController and AbortSignal as in Node; fetch honours an aborted signal', async () => {
+  await compareWithNode(`
+    var out = {};
+    var t = new EventTarget(), seen = [];
+    var handler = { handleEvent: function (e) { seen.push('obj:' + e.type); } };
+    var f = function (e) { seen.push('f:' + e.type + ':' + (e.target === t) + ':' + (e.currentTarget === t)); };
+    t.addEventListener('ping', f);
+    t.addEventListener('ping', f);  // the same listener twice counts once
+    t.addEventListener('ping', handler);
+    t.addEventListener('ping', function () { seen.push('once'); }, { once: true });
+    out.dispatched = [t.dispatchEvent(new Event('ping')), t.dispatchEvent(new Event('ping'))];
+    t.removeEventListener('ping', f);
+    t.dispatchEvent(new Event('ping'));
+    var cancelable = new Event('c', { cancelable: true });
+    t.addEventListener('c', function (e) { e.preventDefault(); });
+    out.notCanceled = t.dispatchEvent(cancelable);
+    out.defaultPrevented = cancelable.defaultPrevented;
+    out.seen = seen;
+    out.eventShape = (function () { var e = new Event('x'); return [e.type, e.bubbles, e.cancelable, e.defaultPrevented, e.target, typeof e.timeStamp]; })();
+    out.eventErrors = [attempt(function () { return new Event(); }), attempt(function () { return Event('x'); }),
+                       attempt(function () { return t.dispatchEvent({ type: 'x' }); })];
+
+    var c = new AbortController(), log = [];
+    c.signal.addEventListener('abort', function (e) { log.push('listener:' + e.type + ':' + c.signal.aborted); });
+    c.signal.onabort = function () { log.push('onabort'); };
+    out.before = [c.signal.aborted, c.signal.reason, attempt(function () { c.signal.throwIfAborted(); return 'no throw'; })];
+    c.abort();
+    c.abort('again');  // a second abort changes nothing
+    out.after = [c.signal.aborted, c.signal.reason instanceof DOMException, c.signal.reason.name, c.signal.reason.code, log.sort()];
+    out.throwIfAborted = attempt(function () { c.signal.throwIfAborted(); });
+    var withReason = new AbortController(); withReason.abort('my reason');
+    out.reason = withReason.signal.reason;
+    out.staticAbort = [AbortSignal.abort().aborted, AbortSignal.abort(42).reason];
+    out.illegal = attempt(function () { return new AbortSignal(); });
+    out.any = (function () { var a = new AbortController(), b = new AbortController(); var s = AbortSignal.any([a.signal, b.signal]);
+      var was = s.aborted; b.abort('b went'); return [was, s.aborted, s.reason]; })();
+    var timeoutSignal = AbortSignal.timeout(5);
+    await new Promise(function (r) { setTimeout(r, 20); });
+    out.timeout = [timeoutSignal.aborted, timeoutSignal.reason.name, timeoutSignal.reason.code];
+    var removedBySignal = [], remover = new AbortController(), t2 = new EventTarget();
+    t2.addEventListener('x', function () { removedBySignal.push('x'); }, { signal: remover.signal });
+    t2.dispatchEvent(new Event('x')); remover.abort(); t2.dispatchEvent(new Event('x'));
+    out.removedBySignal = removedBySignal;
+
+    out.fetchAborted = await attemptAsync(function () { return fetch(URL_BASE + '/a', { signal: AbortSignal.abort() }); });
+    var late = new AbortController();
+    var pending = fetch(URL_BASE + '/b', { signal: late.signal });
+    late.abort();
+    out.fetchAbortedInFlight = await attemptAsync(function () { return pending; });
+    out.fetchCustomReason = await attemptAsync(function () { return fetch(URL_BASE + '/c', { signal: AbortSignal.abort(new RangeError('r')) }); });
+    out.fetchOk = (await fetch(URL_BASE + '/d', { signal: new AbortController().signal })).status;
+    return out;
+  `.replaceAll('URL_BASE', JSON.stringify(serverUrl)));
+});

@@ -118,6 +118,11 @@ const CASES = {
      return ['a-b-c'.replaceAll('-', '+'), 'aaa'.replaceAll('aa', 'b'), 'abc'.replaceAll('', '.'), 'x.y'.replaceAll('.', '$&$&'), 'ab'.replaceAll('b', "[$\`|$'|$$]"),
        'a1b2'.replaceAll(/\d/g, (d) => d * 2), 'n-n'.replaceAll('n', (m, at) => at), t(() => 'a'.replaceAll(/a/, 'b')), 'hello'.at(-1), 'hi'.at(5),
        [...'a1b22c333'.matchAll(/\d+/g)].map((m) => m[0] + '@' + m.index), Array.from('k=v;x=y'.matchAll(/(\w)=(\w)/g), (m) => m[2]), t(() => 'a'.matchAll(/a/))]; }`,
+  library_es2023: `const main = () => { const a = [3, 1, 2]; const t = (f) => { try { return f(); } catch (e) { return e.name; } };
+     return [a.toSorted(), a.toSorted((x, y) => y - x), a.toReversed(), a.with(1, 9), a.with(-1, 0), a.toSpliced(1, 1, 'x', 'y'), a.toSpliced(), a,
+       t(() => a.with(3, 0)), t(() => a.toSorted('no')), String.raw\`a\\n\${1 + 1}b\`, String.raw({ raw: ['x', 'y', 'z'] }, 1, 2, 3), Math.fround(5.5), Math.fround(5.05),
+       Math.expm1(0), Math.expm1(1e-10), Math.expm1(1), Object.keys(Object.getOwnPropertyDescriptors({ p: 1, get q() { return 2; } })),
+       (() => { const w = new WeakSet(); const k = {}; w.add(k); return [w.has(k), w.has({}), w.delete(k), w.has(k), t(() => w.add(1))]; })()]; }`,
   bigint_truthiness: `const main = () => { let n = 3n, steps = 0; while (n) { n--; steps++; } const r = []; if (0n) r.push('if0'); if (2n) r.push('if2'); for (let i = 2n; i; i--) r.push(i); return [!0n, !1n, !!0n, 0n ? 'y' : 'n', 0n || 'or', 1n && 'and', 0n && 'no', steps, r]; }`,
 };
 
@@ -153,6 +158,19 @@ const main = () => PAIRS.map(([s, t]) => {
     a < b, a <= b, a > b, a >= b, a == b, a === b, a < n, a > n, a == n, Number(a) === Number(a), String(Number(b))].map(String).join(' ');
 });`;
   await compare(`random BigInt (seed ${seed})`, code, {});
+});
+
+test('Object.groupBy, Map.groupBy and Promise.withResolvers (ES2024; newer than this Node) answer as specified', async () => {
+  const j = await run(`const main = async () => {
+    const g = Object.groupBy([1, 2, 3, 4, 5], (n, i) => (n % 2 ? 'odd' : 'even') + (i > 2 ? '!' : ''));
+    const m = Map.groupBy(['a', 'bb', 'cc', 'd'], (s) => s.length);
+    const { promise, resolve } = Promise.withResolvers();
+    setTimeout(() => resolve('resolved'), 5);
+    return { g, proto: Object.getPrototypeOf(g), m: [...m.entries()], r: await promise };
+  };`);
+  assert.equal(j.has_error, false, JSON.stringify(j));
+  assert.deepEqual(j.response, { g: { odd: [1, 3], even: [2], 'even!': [4], 'odd!': [5] }, proto: null,
+    m: [[1, ['a', 'd']], [2, ['bb', 'cc']]], r: 'resolved' });
 });
 
 test('a syntax error in modern code is reported with its line and column', async () => {

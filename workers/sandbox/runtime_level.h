@@ -17,9 +17,10 @@ constexpr std::string_view SANDBOX_LOWERING = SIGIL_SANDBOX_LOWERING;
 // The ethers v5 release the sandbox serves (package.json's ethers5 alias).
 constexpr std::string_view SANDBOX_ETHERS_VERSION = SIGIL_SANDBOX_ETHERS_VERSION;
 // The web globals of every run heap (workers/sandbox/js/globals.js, shims.js, prelude.js).
-constexpr std::array<std::string_view, 20> SANDBOX_WEB_GLOBALS = {
+constexpr std::array<std::string_view, 24> SANDBOX_WEB_GLOBALS = {
     "URL", "URLSearchParams", "TextEncoder", "TextDecoder", "atob", "btoa", "crypto.getRandomValues",
     "crypto.randomUUID", "crypto.subtle", "CryptoKey", "Headers", "Request", "Response", "fetch", "DOMException", "AggregateError",
-    "Promise.allSettled", "Promise.any", "queueMicrotask", "structuredClone"};
+    "Promise.allSettled", "Promise.any", "queueMicrotask", "structuredClone", "Event", "EventTarget",
+    "AbortController", "AbortSignal"};
 
 }  // namespace sigil::workers

@@ -121,6 +121,135 @@
     define(AggregateError.prototype, 'message', '');
     define(global, 'AggregateError', AggregateError);
 
+    // --- Event, EventTarget, AbortController, AbortSignal: what fetch timeouts and cancellation
+    // use (`new AbortController()`, `AbortSignal.timeout(ms)`, `{signal}`), after the DOM Standard:
+    // listeners in order, once, removal, handleEvent objects, `on<type>` attributes, reason and
+    // throwIfAborted. No capture/bubbling (nothing here has a tree). The npm shims checked
+    // (event-target-shim 5 has no Event constructor, 6 needs @babel/runtime or ES2022 classes)
+    // did not fit, so this is the small part actions touch.
+    function Event(type, init) {
+        if (!(this instanceof Event)) throw new TypeError("Failed to construct 'Event': Please use the 'new' operator");
+        if (arguments.length === 0) throw new TypeError("Failed to construct 'Event': 1 argument required");
+        define(this, 'type', String(type));
+        define(this, 'bubbles', !!(init && init.bubbles));
+        define(this, 'cancelable', !!(init && init.cancelable));
+        define(this, 'defaultPrevented', false);
+        define(this, 'target', null);
+        define(this, 'currentTarget', null);
+        define(this, 'timeStamp', Date.now());
+        define(this, 'isTrusted', false);
+    }
+    define(Event.prototype, 'preventDefault', function preventDefault() {
+        if (this.cancelable) define(this, 'defaultPrevented', true);
+    });
+    define(Event.prototype, 'stopPropagation', function stopPropagation() {});
+    define(Event.prototype, 'stopImmediatePropagation', function stopImmediatePropagation() { define(this, '__stopped', true); });
+    define(global, 'Event', Event);
+
+    var listenerLists = new WeakMap();
+    function EventTarget() {
+        if (!(this instanceof EventTarget)) throw new TypeError("Failed to construct 'EventTarget': Please use the 'new' operator");
+        listenerLists.set(this, []);
+    }
+    function Listeners(target) {
+        var list = listenerLists.get(target);
+        if (!list) { list = []; listenerLists.set(target, list); }
+        return list;
+    }
+    define(EventTarget.prototype, 'addEventListener', function addEventListener(type, callback, options) {
+        if (callback === null || callback === undefined) return;
+        var list = Listeners(this);
+        var once = !!(options && typeof options === 'object' && options.once);
+        var signal = options && typeof options === 'object' ? options.signal : undefined;
+        if (signal && signal.aborted) return;
+        for (var i = 0; i < list.length; i++) if (list[i].type === String(type) && list[i].callback === callback) return;
+        var entry = { type: String(type), callback: callback, once: once, removed: false };
+        list.push(entry);
+        var self = this;
+        if (signal) signal.addEventListener('abort', function () { self.removeEventListener(type, callback); });
+    });
+    define(EventTarget.prototype, 'removeEventListener', function removeEventListener(type, callback) {
+        var list = Listeners(this);
+        for (var i = 0; i < list.length; i++) {
+            if (list[i].type === String(type) && list[i].callback === callback) {
+                list[i].removed = true;
+                list.splice(i, 1);
+                return;
+            }
+        }
+    });
+    define(EventTarget.prototype, 'dispatchEvent', function dispatchEvent(event) {
+        if (!(event instanceof Event)) throw new TypeError("Failed to execute 'dispatchEvent' on 'EventTarget': parameter 1 is not of type 'Event'.");
+        define(event, 'target', this);
+        define(event, 'currentTarget', this);
+        var handler = this['on' + event.type];
+        var list = Listeners(this).slice();
+        if (typeof handler === 'function') handler.call(this, event);
+        for (var i = 0; i < list.length && !event.__stopped; i++) {
+            var entry = list[i];
+            if (entry.removed || entry.type !== event.type) continue;
+            if (entry.once) this.removeEventListener(entry.type, entry.callback);
+            if (typeof entry.callback === 'function') entry.callback.call(this, event);
+            else if (entry.callback && typeof entry.callback.handleEvent === 'function') entry.callback.handleEvent(event);
+        }
+        define(event, 'currentTarget', null);
+        return !event.defaultPrevented;
+    });
+    define(global, 'EventTarget', EventTarget);
+
+    var constructing = false;
+    function AbortSignal() {
+        if (!constructing) throw new TypeError('Illegal constructor');
+        EventTarget.call(this);
+        define(this, 'aborted', false);
+        define(this, 'reason', undefined);
+        this.onabort = null;
+    }
+    AbortSignal.prototype = Object.create(EventTarget.prototype);
+    define(AbortSignal.prototype, 'constructor', AbortSignal);
+    function NewSignal() {
+        constructing = true;
+        try { return new AbortSignal(); } finally { constructing = false; }
+    }
+    function SignalAbort(signal, reason) {
+        if (signal.aborted) return;
+        define(signal, 'aborted', true);
+        define(signal, 'reason', reason !== undefined ? reason : new DOMException('This operation was aborted', 'AbortError'));
+        signal.dispatchEvent(new Event('abort'));
+    }
+    define(AbortSignal.prototype, 'throwIfAborted', function throwIfAborted() {
+        if (this.aborted) throw this.reason;
+    });
+    define(AbortSignal, 'abort', function abort(reason) {
+        var signal = NewSignal();
+        SignalAbort(signal, reason);
+        return signal;
+    });
+    define(AbortSignal, 'timeout', function timeout(ms) {
+        var signal = NewSignal();
+        global.setTimeout(function () {
+            SignalAbort(signal, new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+        }, ms);
+        return signal;
+    });
+    define(AbortSignal, 'any', function any(signals) {
+        var signal = NewSignal();
+        var list = Array.from(signals);
+        for (var i = 0; i < list.length; i++) {
+            if (list[i].aborted) { SignalAbort(signal, list[i].reason); return signal; }
+        }
+        list.forEach(function (s) { s.addEventListener('abort', function () { SignalAbort(signal, s.reason); }); });
+        return signal;
+    });
+    define(global, 'AbortSignal', AbortSignal);
+
+    function AbortController() {
+        if (!(this instanceof AbortController)) throw new TypeError("Failed to construct 'AbortController': Please use the 'new' operator");
+        define(this, 'signal', NewSignal());
+    }
+    define(AbortController.prototype, 'abort', function abort(reason) { SignalAbort(this.signal, reason); });
+    define(global, 'AbortController', AbortController);
+
     // --- String.prototype.normalize (Duktape has none): unorm from npm, compiled on the first
     // call with non-ASCII text (ASCII is the same in every normalization form). ethers v5 needs it
     // for mnemonics and ENS names.

@@ -128,7 +128,13 @@
         info: MakeLogger(''),
         debug: MakeLogger(''),
         warn: MakeLogger(''),
-        error: MakeLogger('')
+        error: MakeLogger(''),
+        // As Node: nothing when the condition holds, else one line.
+        assert: function (condition) {
+            if (condition) return;
+            var rest = Array.prototype.slice.call(arguments, 1).map(FormatValue);
+            nativeLog('Assertion failed' + (rest.length ? ': ' + rest.join(' ') : ''));
+        }
     };
 
     // --- fetch: through the worker, which applies the count, size, time and address limits --
@@ -177,7 +183,11 @@
             url: reply.url || url
         });
     }
+    // An AbortSignal ({signal} or the Request's) already aborted refuses the fetch with its
+    // reason; one aborted before the answer's time comes rejects it then.
     global.fetch = function (input, init) {
+        var signal = init && init.signal ? init.signal : input instanceof WebRequest ? input.signal : undefined;
+        if (signal && signal.aborted) return Promise.reject(signal.reason);
         var ok = true, value, started = Date.now();
         try {
             value = FetchNow(input, init);
@@ -186,7 +196,15 @@
             value = e;
         }
         return new Promise(function (resolve, reject) {
-            setTimer(function () { if (ok) resolve(value); else reject(value); }, Math.max(1, Date.now() - started));
+            var done = false;
+            if (signal && typeof signal.addEventListener === 'function') {
+                signal.addEventListener('abort', function () { if (!done) { done = true; reject(signal.reason); } });
+            }
+            setTimer(function () {
+                if (done) return;
+                done = true;
+                if (ok) resolve(value); else reject(value);
+            }, Math.max(1, Date.now() - started));
         });
     };
 

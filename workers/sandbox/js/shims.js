@@ -463,6 +463,83 @@
         define(global, 'WeakMap', WeakMapShim);
     }
 
+    // WeakSet, the same way.
+    if (typeof global.WeakSet !== 'function') {
+        var WeakSetShim = function () {
+            Object.defineProperty(this, '_store', { value: new Store() });
+        };
+        var CheckWeakKey = function (v) {
+            if (v === null || (typeof v !== 'object' && typeof v !== 'function')) throw new TypeError('Invalid value used in weak set');
+        };
+        define(WeakSetShim.prototype, 'add', function (v) { CheckWeakKey(v); this._store.put(v, true); return this; });
+        define(WeakSetShim.prototype, 'has', function (v) { return this._store.find(v) !== null; });
+        define(WeakSetShim.prototype, 'delete', function (v) { return this._store.remove(v); });
+        define(global, 'WeakSet', WeakSetShim);
+    }
+
+    // --- ES2023-ES2024 additions: change-array-by-copy, groupBy, and a few older stragglers ----
+    define(ap, 'toReversed', function toReversed() { return ap.slice.call(Object(this)).reverse(); });
+    define(ap, 'toSorted', function toSorted(compare) {
+        if (compare !== undefined && typeof compare !== 'function') throw new TypeError('The comparison function must be either a function or undefined');
+        var copy = [];
+        var o = Object(this);
+        for (var i = 0; i < (o.length >>> 0); i++) copy.push(o[i]);
+        return copy.sort(compare);
+    });
+    define(ap, 'toSpliced', function toSpliced() {
+        var o = Object(this), copy = [];
+        for (var i = 0; i < (o.length >>> 0); i++) copy.push(o[i]);
+        ap.splice.apply(copy, arguments.length === 0 ? [copy.length, 0] : arguments);
+        return copy;
+    });
+    define(ap, 'with', function (index, value) {
+        var o = Object(this), len = o.length >>> 0, k = RelativeIndex(index, len);
+        if (k < 0 || k >= len) throw new RangeError('Invalid index : ' + index);
+        var copy = [];
+        for (var i = 0; i < len; i++) copy.push(i === k ? value : o[i]);
+        return copy;
+    });
+    define(Object, 'groupBy', function groupBy(items, callback) {
+        var out = Object.create(null), n = 0;
+        ForEachIterable(items, function (v) {
+            var key = callback(v, n++);
+            key = typeof key === 'symbol' ? key : String(key);
+            (out[key] = out[key] || []).push(v);
+        });
+        return out;
+    });
+    define(global.Map, 'groupBy', function groupBy(items, callback) {
+        var out = new global.Map(), n = 0;
+        ForEachIterable(items, function (v) {
+            var key = callback(v, n++);
+            var list = out.get(key);
+            if (!list) { list = []; out.set(key, list); }
+            list.push(v);
+        });
+        return out;
+    });
+    define(Object, 'getOwnPropertyDescriptors', function getOwnPropertyDescriptors(obj) {
+        var out = {};
+        Object.getOwnPropertyNames(obj).forEach(function (k) { out[k] = Object.getOwnPropertyDescriptor(obj, k); });
+        return out;
+    });
+    define(String, 'raw', function raw(strings) {
+        var r = Object(strings.raw), len = r.length >>> 0, out = '';
+        for (var i = 0; i < len; i++) {
+            out += String(r[i]);
+            if (i + 1 < len && i + 1 < arguments.length) out += String(arguments[i + 1]);
+        }
+        return out;
+    });
+    if (typeof Float32Array === 'function') {
+        var f32 = new Float32Array(1);
+        define(Math, 'fround', function fround(x) { f32[0] = x; return f32[0]; });
+    }
+    define(Math, 'expm1', function expm1(x) {
+        x = +x;
+        return Math.abs(x) < 1e-5 ? x + x * x / 2 + x * x * x / 6 : Math.exp(x) - 1;
+    });
+
     // --- Promise --------------------------------------------------------------------------
     // Duktape 2.7 has no Promise. Jobs (reactions, thenable adoption, timers) go into one
     // queue that nothing runs on its own: the action runtime (prelude.js) runs it through
@@ -617,6 +694,11 @@
             }, function (resolve, reject) {
                 reject(AllRejected([]));
             });
+        });
+        define(PromiseShim, 'withResolvers', function withResolvers() {
+            var out = {};
+            out.promise = new this(function (resolve, reject) { out.resolve = resolve; out.reject = reject; });
+            return out;
         });
         define(global, 'Promise', PromiseShim);
 
