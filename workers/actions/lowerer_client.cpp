@@ -6,10 +6,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "common/handles.h"
 #include "common/log.h"
@@ -67,9 +70,10 @@ bool ReceiveAll(int fd, char* data, std::size_t size, std::int64_t deadline_ms) 
     return true;
 }
 
-// What went wrong with the daemon, or "" when the answer was usable.
+// What went wrong with the daemon, or "" when the answer was usable; `connected` tells whether
+// it got as far as a connection (a daemon that is down fails before).
 std::string Exchange(const std::string& socket_path, std::string_view source, int timeout_ms, std::string& out,
-                     bool& syntax_error) {
+                     bool& syntax_error, bool& connected) {
     const std::int64_t deadline = NowMs() + timeout_ms;
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
@@ -81,6 +85,7 @@ std::string Exchange(const std::string& socket_path, std::string_view source, in
     if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
         return "connect " + socket_path + ": " + std::strerror(errno);
     }
+    connected = true;
     const std::uint32_t size = static_cast<std::uint32_t>(source.size());
     const unsigned char header[4] = {static_cast<unsigned char>(size >> 24), static_cast<unsigned char>(size >> 16),
                                      static_cast<unsigned char>(size >> 8), static_cast<unsigned char>(size)};
@@ -111,14 +116,38 @@ std::string Exchange(const std::string& socket_path, std::string_view source, in
 // Whether the last exchange failed (so a daemon that is down logs once, not once per run).
 std::atomic<bool> g_daemon_failing{false};
 
+// A daemon that took a connection and then did not answer in time (stuck on a huge source, or
+// starved) is not asked again for LOWERER_COOLDOWN_MS, so a run does not wait for it each time;
+// one that refuses connections is asked each time (that fails at once, and a restarted daemon
+// is used right away). Per socket path.
+constexpr std::int64_t LOWERER_COOLDOWN_MS = 5000;
+std::mutex g_cooldown_mutex;
+std::map<std::string, std::int64_t> g_cooldown_until;
+
+bool CoolingDown(const std::string& socket_path) {
+    std::lock_guard<std::mutex> lock(g_cooldown_mutex);
+    auto it = g_cooldown_until.find(socket_path);
+    return it != g_cooldown_until.end() && NowMs() < it->second;
+}
+
 }  // namespace
 
-std::optional<std::string> LowerWithDaemon(const std::string& socket_path, std::string_view source, int timeout_ms) {
+int LowererWaitMs(std::size_t source_bytes) {
+    return static_cast<int>(1000 + 10 * (source_bytes / 1024));
+}
+
+std::optional<std::string> LowerWithDaemon(const std::string& socket_path, std::string_view source, int max_wait_ms) {
     if (socket_path.empty() || source.size() > MAX_LOWERER_SOURCE_BYTES || !common::IsUtf8(source)) return std::nullopt;
+    if (CoolingDown(socket_path)) return std::nullopt;
     std::string out;
-    bool syntax_error = false;
-    const std::string failure = Exchange(socket_path, source, timeout_ms, out, syntax_error);
+    bool syntax_error = false, connected = false;
+    const int timeout_ms = std::min(max_wait_ms, LowererWaitMs(source.size()));
+    const std::string failure = Exchange(socket_path, source, timeout_ms, out, syntax_error, connected);
     if (!failure.empty()) {
+        if (connected) {
+            std::lock_guard<std::mutex> lock(g_cooldown_mutex);
+            g_cooldown_until[socket_path] = NowMs() + LOWERER_COOLDOWN_MS;
+        }
         if (!g_daemon_failing.exchange(true)) common::LogWarn("sigil-lowerer: " + failure + "; the sandbox child lowers meanwhile");
         return std::nullopt;
     }

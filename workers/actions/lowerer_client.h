@@ -23,11 +23,17 @@ namespace sigil::workers {
 // under it bounds how long one worker may hold the daemon).
 constexpr std::size_t MAX_LOWERER_SOURCE_BYTES = 1u << 20;
 
-// The lowered text of `source`, or nullopt when the daemon does not give it within `timeout_ms`:
-// no socket configured, nothing listening (fails at once), too slow, a broken answer, or source
-// that does not lower (the child then lowers it and reports the syntax error, so errors read the
-// same either way). Source that is not UTF-8 or is over MAX_LOWERER_SOURCE_BYTES is not sent.
-// Logs a warning when the daemon stops answering and a note when it answers again.
-std::optional<std::string> LowerWithDaemon(const std::string& socket_path, std::string_view source, int timeout_ms);
+// How long a source of this size may take in the daemon before the worker gives up on it: 1 s
+// plus 10 ms per KiB (it lowers about 400 KB/s; a few times that leaves room for a busy machine).
+int LowererWaitMs(std::size_t source_bytes);
+
+// The lowered text of `source`, or nullopt when the daemon does not give it within
+// min(max_wait_ms, LowererWaitMs): no socket configured, nothing listening (fails at once), too
+// slow, a broken answer, or source that does not lower (the child then lowers it and reports the
+// syntax error, so errors read the same either way). Source that is not UTF-8 or is over
+// MAX_LOWERER_SOURCE_BYTES is not sent. A daemon that took the connection but did not answer is
+// left alone for 5 s (nullopt at once meanwhile). Logs a warning when the daemon stops
+// answering and a note when it answers again.
+std::optional<std::string> LowerWithDaemon(const std::string& socket_path, std::string_view source, int max_wait_ms);
 
 }  // namespace sigil::workers

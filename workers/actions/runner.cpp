@@ -18,7 +18,7 @@ using common::Result;
 namespace {
 
 // The longest a run waits for sigil-lowerer before the child lowers instead (the run's time limit,
-// if shorter). The daemon lowers about 300-500 KB/s, so this is reached only when it is stuck.
+// if shorter; lowerer_client.h shortens it further by the source's size).
 constexpr std::uint64_t MAX_LOWERER_WAIT_MS = 10000;
 
 }  // namespace

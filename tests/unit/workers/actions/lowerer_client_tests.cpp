@@ -171,6 +171,7 @@ public:
         CPPUNIT_ASSERT(!LowerWithDaemon(socket, "const main = () => 1;", 20000).has_value());
         CPPUNIT_ASSERT(!LowerWithDaemon("", "const main = () => 1;", 20000).has_value());
         CPPUNIT_ASSERT(Clock::now() - start < std::chrono::milliseconds(200));
+        // (A daemon that refuses connections is asked again each time: no cooldown for that.)
     }
     void testSilentDaemonTimesOut() {
         // Something listens and accepts but never answers (a daemon stuck on a huge source).
@@ -183,11 +184,19 @@ public:
         std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
         CPPUNIT_ASSERT_EQUAL(0, ::bind(listener.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr));
         CPPUNIT_ASSERT_EQUAL(0, ::listen(listener.get(), 4));
-        const auto start = Clock::now();
+        auto start = Clock::now();
         CPPUNIT_ASSERT(!LowerWithDaemon(path, "const main = () => 1;", 300).has_value());
         const auto took = Clock::now() - start;
         CPPUNIT_ASSERT(took >= std::chrono::milliseconds(290));
         CPPUNIT_ASSERT(took < std::chrono::milliseconds(1000));
+        // Then it is left alone for a while: the next runs do not wait for it again.
+        start = Clock::now();
+        CPPUNIT_ASSERT(!LowerWithDaemon(path, "const main = () => 2;", 300).has_value());
+        CPPUNIT_ASSERT(Clock::now() - start < std::chrono::milliseconds(50));
+        // The wait is bounded by the source's size as well as by the caller's limit.
+        CPPUNIT_ASSERT_EQUAL(1000, LowererWaitMs(0));
+        CPPUNIT_ASSERT_EQUAL(1100, LowererWaitMs(10 * 1024));
+        CPPUNIT_ASSERT_EQUAL(1000 + 10 * 1024, LowererWaitMs(MAX_LOWERER_SOURCE_BYTES));
         ::unlink(path.c_str());
         ::rmdir(dir);
     }
