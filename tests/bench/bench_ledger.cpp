@@ -54,6 +54,13 @@ bool ChargeSettle(Ledger& l, const std::string& customer, long) {
     return true;
 }
 
+// What a run within its first second writes: its hold, which is its price (no settlement).
+bool Hold(Ledger& l, const std::string& customer, long) {
+    auto hold = l.Charge(customer, 1, "run:hold", "bench");
+    if (!hold) return Failed("charge", hold.error().message);
+    return true;
+}
+
 // A usage key's run under its spend cap (DESIGN.md section 9): the cap is checked in the charge's
 // transaction against what the key has spent so far.
 const std::string CAPPED_KEY = "0x" + std::string(64, 'b');
@@ -165,6 +172,8 @@ void Bench(const char* store, const std::string& database, double seconds) {
             }
         }
     }
+    Report(store, "run hold (charge)", 1, false, RunProcesses(database, 1, false, Hold, seconds));
+    Report(store, "run hold (charge)", 4, true, RunProcesses(database, 4, true, Hold, seconds));
     Report(store, "charge+settle pairs", 1, false, RunProcesses(database, 1, false, ChargeSettle, seconds));
     Report(store, "charge+settle pairs", 4, false, RunProcesses(database, 4, false, ChargeSettle, seconds));
     Report(store, "charge+settle pairs", 4, true, RunProcesses(database, 4, true, ChargeSettle, seconds));
