@@ -1,5 +1,5 @@
-// The SQLite ledger store: WAL, a busy timeout, BEGIN IMMEDIATE around every read-then-write, and
-// every statement prepared once per connection.
+// The SQLite ledger store: WAL, a busy timeout, BEGIN IMMEDIATE around every read-then-write,
+// every statement prepared once per connection, and the log checkpointed off the commit path.
 #include "workers/billing/sqlite_ledger.h"
 
 #include <sqlite3.h>
@@ -15,6 +15,8 @@
 #include <utility>
 
 #include "common/handles.h"
+#include "common/log.h"
+#include "workers/billing/wal_checkpointer.h"
 
 namespace sigil::workers::billing {
 
@@ -217,6 +219,15 @@ public:
         auto store = std::unique_ptr<SqliteStore>(new SqliteStore(std::move(db), options.busy_timeout_ms));
         sqlite3_busy_handler(store->m_db.get(), &SqliteStore::BusyWait, store.get());
         if (auto s = store->Setup(path); !s) return s.error();
+        // Commits hand checkpoints to a thread (wal_checkpointer.h); without one, SQLite's automatic
+        // checkpoint in the commit stays: slower, never wrong.
+        auto checkpointer = WalCheckpointer::Start(path, options.checkpoint);
+        if (checkpointer.ok()) {
+            store->m_checkpointer = std::move(checkpointer).value();
+            store->m_checkpointer->Attach(store->m_db.get());
+        } else {
+            common::LogWarn(checkpointer.error().message + "; commits checkpoint the log themselves");
+        }
         return store;
     }
 
@@ -502,7 +513,9 @@ private:
         return common::Success();
     }
 
-    Database m_db;  // declared first: closed after every statement is finalized
+    // Declared first: destroyed last, after m_db (whose commits call it) is closed.
+    std::unique_ptr<WalCheckpointer> m_checkpointer;
+    Database m_db;  // closed after every statement is finalized
     std::array<Statement, SQL_COUNT> m_sql;
     std::mutex m_mutex;  // one connection: one transaction at a time
     bool m_relaxed = false;  // the connection's synchronous setting is NORMAL (else FULL)
