@@ -576,6 +576,7 @@ protected:
 class SqliteLedgerTests : public LedgerContractTests {
     CPPUNIT_TEST_SUB_SUITE(SqliteLedgerTests, LedgerContractTests);
     CPPUNIT_TEST(testOpensALedgerMadeBeforeSpenders);
+    CPPUNIT_TEST(testDropsTheUnreadSpenderIndex);
     CPPUNIT_TEST(testCommitsNeverCheckpointThemselves);
     CPPUNIT_TEST(testLogIsCheckpointedAndRestartedOffTheCommitPath);
     CPPUNIT_TEST(testCommitsGoOnWhileAReaderPinsTheLog);
@@ -614,6 +615,19 @@ public:
         CPPUNIT_ASSERT_EQUAL(Cents{25}, *l->Balance(A));
         auto again = OpenLedger();  // a second Open finds the column there
         CPPUNIT_ASSERT_EQUAL(Cents{25}, *again->Balance(A));
+    }
+
+    // Ledgers made while the spend cap summed a key's entries had an index for that sum; Open drops
+    // it (every charge paid to keep it) and the cap still holds.
+    void testDropsTheUnreadSpenderIndex() {
+        const std::string key = "0x" + std::string(64, 'c');
+        ExpectOk(OpenLedger()->CreditOnce(A, "c1", 30, "starter", ""));
+        CPPUNIT_ASSERT(RawSql("CREATE INDEX entries_customer_spender ON entries (customer, spender)"));
+        auto l = OpenLedger();
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{0}, SqlNumber("SELECT count(*) FROM sqlite_master WHERE name = 'entries_customer_spender'"));
+        ExpectOk(l->Charge(A, 5, "write:add_group", "r1", key, 8));
+        ExpectError(l->Charge(A, 5, "write:add_group", "r2", key, 8), ErrorKind::PaymentRequired, "spend_cap_reached");
+        CPPUNIT_ASSERT_EQUAL(Cents{25}, *l->Balance(A));
     }
 
     // With the thread's threshold out of reach, nothing copies the log into the database file, though
@@ -717,26 +731,28 @@ public:
         CPPUNIT_ASSERT_MESSAGE("the child stopped by itself", WIFSIGNALED(status));
         auto l = OpenLedger();
         // Every entry after the credit is one charge whose balance_after is the one before minus 1.
-        sqlite3* db = nullptr;
-        CPPUNIT_ASSERT_EQUAL(SQLITE_OK, sqlite3_open(m_path.c_str(), &db));
-        const auto count = [db](const char* sql) {
-            sqlite3_stmt* st = nullptr;
-            std::int64_t n = -1;
-            if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-                n = sqlite3_column_int64(st, 0);
-            }
-            sqlite3_finalize(st);
-            return n;
-        };
-        const std::int64_t charges = count("SELECT count(*) FROM entries WHERE kind = 'charge'");
-        const std::int64_t broken = count(
+        const std::int64_t charges = SqlNumber("SELECT count(*) FROM entries WHERE kind = 'charge'");
+        const std::int64_t broken = SqlNumber(
             "SELECT count(*) FROM entries e JOIN entries p ON p.id = (SELECT max(id) FROM entries WHERE id < e.id) "
             "WHERE e.balance_after <> p.balance_after + e.delta OR e.delta <> -1");
-        sqlite3_close(db);
         CPPUNIT_ASSERT_MESSAGE("no charge before the kill", charges > 0);
         CPPUNIT_ASSERT_EQUAL(std::int64_t{0}, broken);
         CPPUNIT_ASSERT_EQUAL(Cents{1'000'000} - charges, *l->Balance(A));
         ExpectOk(l->Charge(A, 1, "run:hold", "after"));  // and it takes charges again
+    }
+
+    // The first column of the first row `sql` answers on a connection of its own; -1 on an error.
+    std::int64_t SqlNumber(const std::string& sql) const {
+        sqlite3* db = nullptr;
+        sqlite3_stmt* st = nullptr;
+        std::int64_t n = -1;
+        if (sqlite3_open(m_path.c_str(), &db) == SQLITE_OK && sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW) {
+            n = sqlite3_column_int64(st, 0);
+        }
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return n;
     }
 
     // Thresholds low enough for a test to cross them many times.
