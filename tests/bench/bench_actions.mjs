@@ -12,7 +12,7 @@
 // Every answer is checked (200 and has_error false); a failed run aborts the benchmark, except
 // an action whose first run fails (a sandbox without that API), which is reported and skipped.
 // --sandbox PATH runs the workers with another sigil-sandbox ([actions] sandbox_path), to compare
-// two builds on one stack.
+// two builds on one stack. --only NAME measures that action alone (e.g. --only "hello world").
 import { performance } from 'node:perf_hooks';
 import { startStack, newAccount, addGroup, addUsageKey, createWallet } from '../api/stack.mjs';
 import { arg, summary } from './support.mjs';
@@ -39,6 +39,9 @@ const BILLING = process.argv.includes('--billing');
 const USAGE_KEY = process.argv.includes('--usage-key');
 const dbIndex = process.argv.indexOf('--billing-database');
 const sandboxIndex = process.argv.indexOf('--sandbox');
+const onlyIndex = process.argv.indexOf('--only');
+const ONLY = onlyIndex > 0 ? process.argv[onlyIndex + 1] : null;
+if (ONLY !== null && !(ONLY in ACTIONS)) throw new Error(`--only: no action named ${ONLY} (${Object.keys(ACTIONS).join(', ')})`);
 const stack = await startStack({
   workers: WORKERS,
   actions: ['fetch_allowed_addresses = 127.0.0.1', ...(sandboxIndex > 0 ? [`sandbox_path = ${process.argv[sandboxIndex + 1]}`] : [])],
@@ -69,6 +72,7 @@ try {
     `${USAGE_KEY ? 'a capped usage key' : 'the master key'}` + (sandboxIndex > 0 ? `, sandbox ${process.argv[sandboxIndex + 1]}` : ''));
   console.log(`${'action'.padEnd(16)} ${'c1 p50'.padStart(8)} ${'c1 p99'.padStart(8)} ${`c${CONCURRENCY} p50`.padStart(8)} ${`c${CONCURRENCY} p99`.padStart(8)} ${'runs/s'.padStart(8)}   (ms)`);
   for (const [name, code] of Object.entries(ACTIONS)) {
+    if (ONLY !== null && name !== ONLY) continue;
     try {
       await runOnce(code);
     } catch (e) {

@@ -3,7 +3,9 @@
 // CreditOnce, from one process and from 4 processes at once (each its own connection, as worker
 // processes are), the 4 on their own customers and on one shared customer (lock contention).
 //
-//   cmake --build build --target bench_ledger && build/tests/bench/bench_ledger [SECONDS=2]
+//   cmake --build build --target bench_ledger && build/tests/bench/bench_ledger [SECONDS=2] [sqlite|postgresql|holds]
+//
+// A second argument measures one store only; `holds` only the run holds on SQLite (a quick A/B).
 //
 // SQLite: a file in a new folder under /tmp (WAL, synchronous=FULL, as shipped). PostgreSQL: a
 // throw-away server started like the tests' (tests/support/postgres_server.h), with its default
@@ -51,6 +53,13 @@ bool ChargeSettle(Ledger& l, const std::string& customer, long) {
     if (!hold) return Failed("charge", hold.error().message);
     auto settled = l.Settle(*hold, 1, "run:settle");
     if (!settled) return Failed("settle", settled.error().message);
+    return true;
+}
+
+// What a run within its first second writes: its hold, which is its price (no settlement).
+bool Hold(Ledger& l, const std::string& customer, long) {
+    auto hold = l.Charge(customer, 1, "run:hold", "bench");
+    if (!hold) return Failed("charge", hold.error().message);
     return true;
 }
 
@@ -149,7 +158,7 @@ void Report(const char* store, const char* what, int procs, bool shared_customer
     std::printf("\n");
 }
 
-void Bench(const char* store, const std::string& database, double seconds) {
+void Bench(const char* store, const std::string& database, double seconds, bool holds_only = false) {
     {
         // Enough credit for every charge, on every customer the runs use.
         auto l = Ledger::Open(database);
@@ -165,6 +174,9 @@ void Bench(const char* store, const std::string& database, double seconds) {
             }
         }
     }
+    Report(store, "run hold (charge)", 1, false, RunProcesses(database, 1, false, Hold, seconds));
+    Report(store, "run hold (charge)", 4, true, RunProcesses(database, 4, true, Hold, seconds));
+    if (holds_only) return;
     Report(store, "charge+settle pairs", 1, false, RunProcesses(database, 1, false, ChargeSettle, seconds));
     Report(store, "charge+settle pairs", 4, false, RunProcesses(database, 4, false, ChargeSettle, seconds));
     Report(store, "charge+settle pairs", 4, true, RunProcesses(database, 4, true, ChargeSettle, seconds));
@@ -195,13 +207,16 @@ int main(int argc, char** argv) {
     std::printf("bench_ledger: %.1f s per figure, nproc=%ld, load average %s\n", seconds, ::sysconf(_SC_NPROCESSORS_ONLN),
                 LoadAverage().c_str());
 
-    char tmpl[] = "/tmp/sigil-bench-ledger-XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) return 1;
-    const std::string dir = tmpl;
-    Bench("sqlite", dir + "/ledger.db", seconds);
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-
+    const std::string only = argc > 2 ? argv[2] : "";
+    if (only != "postgresql") {
+        char tmpl[] = "/tmp/sigil-bench-ledger-XXXXXX";
+        if (::mkdtemp(tmpl) == nullptr) return 1;
+        const std::string dir = tmpl;
+        Bench("sqlite", dir + "/ledger.db", seconds, only == "holds");
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+    }
+    if (only == "sqlite" || only == "holds") return 0;
     try {
         sigil::test::PostgresServer server;
         Bench("postgresql", server.CreateDatabase(), seconds);

@@ -1,6 +1,7 @@
 #include "workers/actions/sandbox_host.h"
 
 #include <cerrno>
+#include <exception>
 #include <csignal>
 #include <cstring>
 #include <ctime>
@@ -181,7 +182,16 @@ Zygote::~Zygote() {
 }
 
 Result<pid_t> Zygote::Spawn(int channel_fd) {
+    SIGIL_TRY_STATUS(RequestSpawn(channel_fd));
+    return AwaitSpawned();
+}
+
+Status Zygote::RequestSpawn(int channel_fd) {
     if (!SendZygoteControl(m_control.get(), ZygoteControl{ZygoteControlType::Spawn, 0, 0}, channel_fd)) return Gone();
+    return common::Success();
+}
+
+Result<pid_t> Zygote::AwaitSpawned() {
     for (;;) {
         auto msg = ReceiveZygoteControl(m_control.get());
         if (!msg.ok() || !msg->has_value()) return Gone();
@@ -448,16 +458,27 @@ Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandle
         return MakeError(ErrorKind::Internal, "socketpair_failed", std::strerror(errno));
     }
     UniqueFd ours(sv[0]), theirs(sv[1]);
-    auto pid = zygote.Spawn(theirs.get());
-    theirs.Reset();  // the child holds the only other end now, so its death reads as EOF
-    if (!pid.ok()) return pid.error();
+    SIGIL_TRY_STATUS(zygote.RequestSpawn(theirs.get()));
+    theirs.Reset();  // the zygote has its copy; once it forks, the child holds the only other end
+    // Admission (the credit hold) runs while the zygote forks, so it costs a run no time of its
+    // own; a refused run's child never gets its code.
+    // Nothing may leave between the request and its answer (a later AwaitSpawned would take this
+    // child's pid for its own), not even an exception.
+    Status admitted = common::Success();
     if (admit) {
-        if (auto admitted = admit(); !admitted.ok()) {
-            // Never sent its code; its exit report is dropped by a later WaitExit.
-            (void)zygote.Kill(*pid);
-            return admitted.error();
+        try {
+            admitted = admit();
+        } catch (const std::exception& e) {
+            admitted = MakeError(ErrorKind::Internal, "admission_failed", e.what());
         }
     }
+    auto pid = zygote.AwaitSpawned();
+    if (!admitted.ok()) {
+        // Never sent its code; its exit report is dropped by a later WaitExit.
+        if (pid.ok()) (void)zygote.Kill(*pid);
+        return admitted.error();
+    }
+    if (!pid.ok()) return pid.error();
     ::fcntl(ours.get(), F_SETFL, ::fcntl(ours.get(), F_GETFL) | O_NONBLOCK);
     RunSession session(zygote, request, handler, ours.get(), *pid);
     return session.Drive(std::move(frame).value());

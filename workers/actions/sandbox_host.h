@@ -56,6 +56,11 @@ public:
     // Forks a child on channel_fd (the zygote receives a copy; the caller keeps its own).
     // Returns the child's pid. Errors: Unavailable "zygote_gone", Internal "spawn_failed".
     common::Result<pid_t> Spawn(int channel_fd);
+    // Spawn in two halves, so the caller can work while the zygote forks: RequestSpawn sends the
+    // request (channel_fd may be closed once it returns), AwaitSpawned waits for the child's pid.
+    // Every successful RequestSpawn must be followed by one AwaitSpawned. Errors: as Spawn's.
+    common::Status RequestSpawn(int channel_fd);
+    common::Result<pid_t> AwaitSpawned();
     // Asks the zygote to SIGKILL `child` if it is still one of its unreaped children (so a
     // recycled pid is never hit). Errors: Unavailable "zygote_gone".
     common::Status Kill(pid_t child);

@@ -7,6 +7,7 @@
 #include "common/result.h"
 #include "workers/billing/ledger.h"
 #include "workers/billing/store.h"
+#include "workers/billing/wal_checkpointer.h"
 
 namespace sigil::workers::billing {
 
@@ -15,12 +16,15 @@ struct SqliteLedgerOptions {
     // Unavailable "ledger_unavailable".
     int busy_timeout_ms = 5000;
     NowMsFn now_ms;  // unset: the wall clock
+    // When the log is checkpointed, on a thread of the ledger's own (wal_checkpointer.h).
+    WalCheckpointOptions checkpoint;
 };
 
 // Opens (creating file and schema when missing) the ledger at `path`; its folder must exist.
 // Every read-then-write runs under BEGIN IMMEDIATE, which holds the database's single write lock,
 // so concurrent charges from any number of processes never overdraw. One Ledger is one connection:
 // open one per process (never use one across fork()); calls from several threads are serialized.
+// Each Ledger also runs one thread that checkpoints the log, so commits never do.
 // Errors: Unavailable "ledger_unavailable".
 common::Result<std::unique_ptr<Ledger>> OpenSqliteLedger(const std::string& path, const SqliteLedgerOptions& options = {});
 

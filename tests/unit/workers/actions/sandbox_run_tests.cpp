@@ -145,6 +145,8 @@ class SandboxRunTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testCapTextCutsAtACharacterWithAMarker);
     CPPUNIT_TEST(testDateAndRandomWorkUnderSeccomp);
     CPPUNIT_TEST(testZygoteGoneIsAnError);
+    CPPUNIT_TEST(testRefusedAdmissionRunsNothingAndZygoteServesNext);
+    CPPUNIT_TEST(testAdmissionRunsWhileTheZygoteForks);
     CPPUNIT_TEST(testModernCodeIsLoweredInTheChild);
     CPPUNIT_TEST(testLoweringSyntaxErrorNamesTheLine);
     CPPUNIT_TEST(testRandomDiffersBetweenRuns);
@@ -410,6 +412,45 @@ public:
         auto r = RunAction(*m_zygote, RunRequest{"function main() {}", "{}", {}}, h);
         CPPUNIT_ASSERT(!r.ok());
         CPPUNIT_ASSERT_EQUAL(std::string("zygote_gone"), r.error().code);
+    }
+    // A run whose admission fails (402 before any work) never sends its code: the refusal is the
+    // answer, nothing reached the handler, and the next runs get their own children (the refused
+    // child's pid is not taken for theirs), also after an admission that threw.
+    void testRefusedAdmissionRunsNothingAndZygoteServesNext() {
+        RecordingHandler h;
+        const std::string code = "function main() { console.log('ran'); return 1; }";
+        auto refused = RunAction(*m_zygote, RunRequest{code, "{}", {}}, h, [] {
+            return sigil::common::Status(sigil::common::MakeError(sigil::common::ErrorKind::PaymentRequired,
+                                                                  "insufficient_credit", "no credit"));
+        });
+        CPPUNIT_ASSERT(!refused.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string("insufficient_credit"), refused.error().code);
+        auto threw = RunAction(*m_zygote, RunRequest{code, "{}", {}}, h,
+                               []() -> sigil::common::Status { throw std::runtime_error("no memory"); });
+        CPPUNIT_ASSERT(!threw.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string("admission_failed"), threw.error().code);
+        CPPUNIT_ASSERT(h.logs.empty());
+        for (int i = 0; i < 3; ++i) {
+            auto o = Run("function main() { return 'Hello World!'; }");
+            CPPUNIT_ASSERT(o.end == RunEnd::Completed);
+            CPPUNIT_ASSERT_EQUAL(std::string("\"Hello World!\""), o.response_json);
+        }
+    }
+    // Admission runs once the zygote was asked for the child, before its pid is read back: the
+    // zygote forks meanwhile (a slow admission can see the child), and the run goes to that child.
+    void testAdmissionRunsWhileTheZygoteForks() {
+        RecordingHandler h;
+        std::vector<pid_t> before;
+        auto r = RunAction(*m_zygote, RunRequest{"function main() { return 1; }", "{}", {}}, h, [&] {
+            const auto start = std::chrono::steady_clock::now();
+            while (Seconds(start) < 2.0 && ChildrenOf(m_zygote->pid()).empty()) ::usleep(1000);
+            before = ChildrenOf(m_zygote->pid());
+            return sigil::common::Status(sigil::common::Success());
+        });
+        CPPUNIT_ASSERT(r.ok());
+        CPPUNIT_ASSERT(r->end == RunEnd::Completed);
+        CPPUNIT_ASSERT_EQUAL(std::size_t{1}, before.size());
+        CPPUNIT_ASSERT_EQUAL(before[0], r->pid);
     }
     void testZygoteIsItsOwnCleanExecutable() {
         // The zygote is sigil-sandbox(-test), exec'd: not a fork of this test. Its maps are read

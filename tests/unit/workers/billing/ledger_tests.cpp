@@ -8,10 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -574,6 +576,11 @@ protected:
 class SqliteLedgerTests : public LedgerContractTests {
     CPPUNIT_TEST_SUB_SUITE(SqliteLedgerTests, LedgerContractTests);
     CPPUNIT_TEST(testOpensALedgerMadeBeforeSpenders);
+    CPPUNIT_TEST(testDropsTheUnreadSpenderIndex);
+    CPPUNIT_TEST(testCommitsNeverCheckpointThemselves);
+    CPPUNIT_TEST(testLogIsCheckpointedAndRestartedOffTheCommitPath);
+    CPPUNIT_TEST(testCommitsGoOnWhileAReaderPinsTheLog);
+    CPPUNIT_TEST(testProcessKilledWhileCheckpointingLeavesLedgerConsistent);
     CPPUNIT_TEST_SUITE_END();
 
 public:
@@ -610,9 +617,157 @@ public:
         CPPUNIT_ASSERT_EQUAL(Cents{25}, *again->Balance(A));
     }
 
-    std::unique_ptr<Ledger> OpenLedger() override {
+    // Ledgers made while the spend cap summed a key's entries had an index for that sum; Open drops
+    // it (every charge paid to keep it) and the cap still holds.
+    void testDropsTheUnreadSpenderIndex() {
+        const std::string key = "0x" + std::string(64, 'c');
+        ExpectOk(OpenLedger()->CreditOnce(A, "c1", 30, "starter", ""));
+        CPPUNIT_ASSERT(RawSql("CREATE INDEX entries_customer_spender ON entries (customer, spender)"));
+        auto l = OpenLedger();
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{0}, SqlNumber("SELECT count(*) FROM sqlite_master WHERE name = 'entries_customer_spender'"));
+        ExpectOk(l->Charge(A, 5, "write:add_group", "r1", key, 8));
+        ExpectError(l->Charge(A, 5, "write:add_group", "r2", key, 8), ErrorKind::PaymentRequired, "spend_cap_reached");
+        CPPUNIT_ASSERT_EQUAL(Cents{25}, *l->Balance(A));
+    }
+
+    // With the thread's threshold out of reach, nothing copies the log into the database file, though
+    // SQLite's own automatic checkpoint would have, in some commit, once the log passed 1000 pages.
+    void testCommitsNeverCheckpointThemselves() {
+        WalCheckpointOptions never;
+        never.checkpoint_frames = 1 << 30;
+        never.restart_frames = 1 << 30;
+        auto l = OpenLedger(never);
+        ExpectOk(l->CreditOnce(A, "c1", 1'000'000, "starter", ""));
+        const auto db_before = std::filesystem::file_size(m_path);
+        for (int i = 0; i < 600; ++i) ExpectOk(l->Charge(A, 1, "run:hold", "r" + std::to_string(i)));
+        CPPUNIT_ASSERT(std::filesystem::file_size(m_path + "-wal") > 1000u * 4096);
+        CPPUNIT_ASSERT_EQUAL(db_before, std::filesystem::file_size(m_path));
+        CPPUNIT_ASSERT_EQUAL(Cents{1'000'000 - 600}, *l->Balance(A));
+    }
+
+    // Commits only count the log's frames; the ledger's thread copies the log into the database file
+    // and restarts it (the log's header gets new salts), so the file stops growing. Without
+    // checkpoints these charges would leave a log of about 40 MB (4 pages each).
+    void testLogIsCheckpointedAndRestartedOffTheCommitPath() {
+        auto l = OpenLedger(SmallCheckpoints());
+        ExpectOk(l->CreditOnce(A, "c1", 1'000'000, "starter", ""));
+        const auto db_before = std::filesystem::file_size(m_path);
+        for (int i = 0; i < 2500; ++i) ExpectOk(l->Charge(A, 1, "run:hold", "r" + std::to_string(i)));
+        const auto start = std::chrono::steady_clock::now();
+        while (std::filesystem::file_size(m_path) == db_before && SecondsSince(start) < 10) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        CPPUNIT_ASSERT_MESSAGE("nothing was checkpointed into the database file", std::filesystem::file_size(m_path) > db_before);
+        const std::string salts = WalSalts();
+        int more = 0;
+        while (WalSalts() == salts && SecondsSince(start) < 10) {
+            ExpectOk(l->Charge(A, 1, "run:hold", "m" + std::to_string(more++)));
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        CPPUNIT_ASSERT_MESSAGE("the log never restarted", WalSalts() != salts);
+        const auto wal = std::filesystem::file_size(m_path + "-wal");
+        CPPUNIT_ASSERT_MESSAGE("the log grew to " + std::to_string(wal) + " bytes", wal < 30u * 1024 * 1024);
+        CPPUNIT_ASSERT_EQUAL(Cents{1'000'000 - 2500 - more}, *l->Balance(A));
+        auto fresh = OpenLedger();  // another connection reads the same, from file and log
+        CPPUNIT_ASSERT_EQUAL(Cents{1'000'000 - 2500 - more}, *fresh->Balance(A));
+    }
+
+    // The log header's two salts (bytes 16..23): new ones each time the log restarts.
+    std::string WalSalts() const {
+        std::ifstream in(m_path + "-wal", std::ios::binary);
+        char header[24] = {};
+        in.read(header, sizeof header);
+        return std::string(header + 16, 8);
+    }
+
+    // A reader that keeps its snapshot (a stuck process) stops the log from being copied past it and
+    // from restarting; charges still commit, each waiting at most a restart checkpoint's short wait,
+    // and once the reader goes the log is checkpointed again.
+    void testCommitsGoOnWhileAReaderPinsTheLog() {
+        auto l = OpenLedger(SmallCheckpoints());
+        ExpectOk(l->CreditOnce(A, "c1", 1'000'000, "starter", ""));
+        sqlite3* reader = nullptr;
+        CPPUNIT_ASSERT_EQUAL(SQLITE_OK, sqlite3_open(m_path.c_str(), &reader));
+        CPPUNIT_ASSERT_EQUAL(SQLITE_OK, sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM entries;", nullptr, nullptr, nullptr));
+        double slowest = 0;
+        for (int i = 0; i < 600; ++i) {
+            const auto t0 = std::chrono::steady_clock::now();
+            ExpectOk(l->Charge(A, 1, "run:hold", "r" + std::to_string(i)));
+            slowest = std::max(slowest, SecondsSince(t0));
+        }
+        CPPUNIT_ASSERT_MESSAGE("a charge waited " + std::to_string(slowest) + " s", slowest < 2.0);
+        CPPUNIT_ASSERT_EQUAL(SQLITE_OK, sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr));
+        sqlite3_close(reader);
+        const auto db_before = std::filesystem::file_size(m_path);
+        for (int i = 0; i < 600; ++i) ExpectOk(l->Charge(A, 1, "run:hold", "s" + std::to_string(i)));
+        const auto start = std::chrono::steady_clock::now();
+        while (std::filesystem::file_size(m_path) == db_before && SecondsSince(start) < 10) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        CPPUNIT_ASSERT(std::filesystem::file_size(m_path) > db_before);
+        CPPUNIT_ASSERT_EQUAL(Cents{1'000'000 - 1200}, *OpenLedger()->Balance(A));
+    }
+
+    // kill -9 of a process charging as fast as it can (its thread checkpointing all along): every
+    // charge it committed is there once, the rest never happened, and the balance agrees.
+    void testProcessKilledWhileCheckpointingLeavesLedgerConsistent() {
+        ExpectOk(OpenLedger()->CreditOnce(A, "c1", 1'000'000, "starter", ""));
+        const pid_t pid = ::fork();
+        CPPUNIT_ASSERT(pid >= 0);
+        if (pid == 0) {
+            try {
+                auto l = OpenLedger(SmallCheckpoints());
+                for (int i = 0;; ++i) {
+                    if (!l->Charge(A, 1, "run:hold", "k" + std::to_string(i)).ok()) ::_exit(200);
+                }
+            } catch (...) {
+                ::_exit(201);
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        ::kill(pid, SIGKILL);
+        int status = 0;
+        CPPUNIT_ASSERT_EQUAL(pid, ::waitpid(pid, &status, 0));
+        CPPUNIT_ASSERT_MESSAGE("the child stopped by itself", WIFSIGNALED(status));
+        auto l = OpenLedger();
+        // Every entry after the credit is one charge whose balance_after is the one before minus 1.
+        const std::int64_t charges = SqlNumber("SELECT count(*) FROM entries WHERE kind = 'charge'");
+        const std::int64_t broken = SqlNumber(
+            "SELECT count(*) FROM entries e JOIN entries p ON p.id = (SELECT max(id) FROM entries WHERE id < e.id) "
+            "WHERE e.balance_after <> p.balance_after + e.delta OR e.delta <> -1");
+        CPPUNIT_ASSERT_MESSAGE("no charge before the kill", charges > 0);
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{0}, broken);
+        CPPUNIT_ASSERT_EQUAL(Cents{1'000'000} - charges, *l->Balance(A));
+        ExpectOk(l->Charge(A, 1, "run:hold", "after"));  // and it takes charges again
+    }
+
+    // The first column of the first row `sql` answers on a connection of its own; -1 on an error.
+    std::int64_t SqlNumber(const std::string& sql) const {
+        sqlite3* db = nullptr;
+        sqlite3_stmt* st = nullptr;
+        std::int64_t n = -1;
+        if (sqlite3_open(m_path.c_str(), &db) == SQLITE_OK && sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW) {
+            n = sqlite3_column_int64(st, 0);
+        }
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return n;
+    }
+
+    // Thresholds low enough for a test to cross them many times.
+    static WalCheckpointOptions SmallCheckpoints() {
+        WalCheckpointOptions c;
+        c.checkpoint_frames = 50;
+        c.restart_frames = 200;
+        return c;
+    }
+
+    std::unique_ptr<Ledger> OpenLedger() override { return OpenLedger(WalCheckpointOptions{}); }
+    std::unique_ptr<Ledger> OpenLedger(const WalCheckpointOptions& checkpoint) {
         SqliteLedgerOptions options;
         options.now_ms = Clock();
+        options.checkpoint = checkpoint;
         auto l = OpenSqliteLedger(m_path, options);
         if (!l.ok()) throw std::runtime_error("open sqlite ledger: " + l.error().message);
         return std::move(*l);
