@@ -791,6 +791,8 @@ class PostgresLedgerTests : public LedgerContractTests {
     CPPUNIT_TEST_SUB_SUITE(PostgresLedgerTests, LedgerContractTests);
     CPPUNIT_TEST(testDeadServerFailsFastAndReconnects);
     CPPUNIT_TEST(testHungServerTimesOut);
+    CPPUNIT_TEST(testQueuedStatementFailingRollsBackAndTheConnectionGoesOn);
+    CPPUNIT_TEST(testDropsTheUnreadSpenderIndex);
     CPPUNIT_TEST_SUITE_END();
 
 public:
@@ -878,12 +880,55 @@ public:
         ExpectOk(again);
     }
 
+    // The running total's upsert travels in one pipeline with COMMIT (postgres_ledger.cpp). When it
+    // fails, the COMMIT behind it is skipped: the call fails, nothing of it stays (the entry it
+    // appended is rolled back with it), and the same connection serves the next call.
+    void testQueuedStatementFailingRollsBackAndTheConnectionGoesOn() {
+        const std::string key = "0x" + std::string(64, 'c');
+        auto l = OpenLedger();
+        ExpectOk(l->CreditOnce(A, "c1", 30, "starter", ""));
+        CPPUNIT_ASSERT(RawSql("ALTER TABLE spent ADD CONSTRAINT spent_below_ten CHECK (cents < 10)"));
+        ExpectOk(l->Charge(A, 5, "write:add_group", "r1", key, 0));
+        ExpectError(l->Charge(A, 5, "write:add_group", "r2", key, 0), ErrorKind::Internal, "ledger_error");
+        CPPUNIT_ASSERT_EQUAL(Cents{25}, *l->Balance(A));
+        auto entries = l->Entries(A, 10);
+        ExpectOk(entries);
+        CPPUNIT_ASSERT_EQUAL(std::size_t{2}, entries->size());
+        ExpectConsistent(*entries);
+        ExpectOk(l->Charge(A, 5, "write:add_group", "r3"));  // no spender: nothing queued fails
+        CPPUNIT_ASSERT_EQUAL(Cents{20}, *l->Balance(A));
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{0}, SqlNumber("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'"));
+    }
+
+    // Ledgers made while the spend cap summed a key's entries had an index for that sum; Open drops
+    // it (every charge paid to keep it) and the cap still holds.
+    void testDropsTheUnreadSpenderIndex() {
+        const std::string key = "0x" + std::string(64, 'c');
+        ExpectOk(OpenLedger()->CreditOnce(A, "c1", 30, "starter", ""));
+        CPPUNIT_ASSERT(RawSql("CREATE INDEX entries_customer_spender ON entries (customer, spender)"));
+        auto l = OpenLedger();
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{0}, SqlNumber("SELECT count(*) FROM pg_class WHERE relname = 'entries_customer_spender'"));
+        ExpectOk(l->Charge(A, 5, "write:add_group", "r1", key, 8));
+        ExpectError(l->Charge(A, 5, "write:add_group", "r2", key, 8), ErrorKind::PaymentRequired, "spend_cap_reached");
+        CPPUNIT_ASSERT_EQUAL(Cents{25}, *l->Balance(A));
+    }
+
 private:
     std::unique_ptr<Ledger> Open(const std::string& url, PostgresLedgerOptions options) {
         options.now_ms = Clock();
         auto l = OpenPostgresLedger(url, options);
         if (!l.ok()) throw std::runtime_error("open postgres ledger: " + l.error().message);
         return std::move(*l);
+    }
+
+    std::int64_t SqlNumber(const std::string& sql) const {
+        PGconn* conn = PQconnectdb(m_url.c_str());
+        PGresult* r = PQexec(conn, sql.c_str());
+        std::int64_t n = -1;
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) n = std::atoll(PQgetvalue(r, 0, 0));
+        PQclear(r);
+        PQfinish(conn);
+        return n;
     }
 
     pid_t BackendPid(const std::string& application) {
