@@ -77,6 +77,11 @@ const CASES = {
      const main = async () => [await o.m(1), await new K().k(), await K.s(), await (async () => 'arrow')()];`,
   destructuring_defaults: `const main = () => { const { a = 1, b: { c = 2 } = {}, ...r } = { d: 4 }; const [x = 5, , y = 6, ...zs] = [undefined, 0, null, 7, 8]; function f({ p = 'p', q } = {}, [m = 'm'] = []) { return p + q + m; } return [a, c, r, x, y, zs, f(), f({ q: 'Q' }, ['M'])]; }`,
   template_literals: "const main = () => { const n = 3, o = { k: 'v' }; const tag = (s, ...v) => s.raw.join('|') + v.join(','); return [`a${n}b${o.k}c${`in${n + 1}`}`, tag`x${1}y${2}z`, `multi\nline`]; }",
+  for_of_iterables: `const main = () => { const out = []; for (const s of new Set(['a', 'b', 'a'])) out.push(s); for (const [k, v] of new Map([['k', 1], ['j', 2]])) out.push(k + v);
+     for (const v of new Map([['x', 3]]).values()) out.push(v); for (const [i, x] of ['p', 'q'].entries()) out.push(i + x); for (const k of ['u'].keys()) out.push(k);
+     for (const c of 'a\u{1F600}b') out.push(c); let n = 0; for (const _ of new Set()) n++; const s = new Set([1]); for (const v of s) out.push(v * 10);
+     const it = { [Symbol.iterator]() { let i = 0; return { next: () => (i < 3 ? { value: i++, done: false } : { value: undefined, done: true }) }; } };
+     for (const v of it) out.push('it' + v); for (const x of [...new Set([7, 8])]) out.push(x); return [out, n, Array.from('x\u{1F600}').length, [...'\u{1F600}\u{1F600}'].length]; }`,
   for_of_spread: `const main = () => { const out = []; for (const [i, v] of [[0, 'a'], [1, 'b']]) out.push(i, v); for (const ch of 'hé') out.push(ch); const max = Math.max(...[1, 5, 3], ...[9]); function f(a, ...r) { return a + r.length; } return [out, max, f(...[1, 2, 3]), [...'ab', ...[1]]]; }`,
   optional_in_loop: `const main = () => { const out = {}; const src = { a: 1, c: 3 }; for (const k of ['a', 'b', 'c']) if (src?.[k] !== undefined) out[k] = src[k] ?? 0; let i = 0; while (i < 3) i += src?.a ?? 1; return [out, i]; }`,
   for_await: `const main = async () => { const out = []; for await (const v of [Promise.resolve(1), 2]) out.push(v); return out; }`,

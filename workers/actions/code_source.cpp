@@ -147,7 +147,8 @@ namespace {
 constexpr std::string_view LOWERED_MAGIC = "sigil-lowered 1 ";
 
 std::string LoweredMac(const std::string& cid, const std::string& lowered, common::ByteView key) {
-    const std::string covered = cid + "\n" + std::string(SANDBOX_LOWERING) + "\n" + lowered;
+    const std::string covered = cid + "\n" + std::string(SANDBOX_LOWERING) + " lower.js " +
+                                std::string(SANDBOX_LOWER_JS_DIGEST) + "\n" + lowered;
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int mac_len = 0;
     if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(covered.data()),

@@ -48,8 +48,8 @@ common::Result<CodeCache::Entry> LoadCode(const ActionSettings& settings, CodeCa
 // Lowered code in the shared folder, so a CID is lowered once for the whole pool (and across
 // worker restarts) rather than once per worker. Lowered text cannot be checked against its CID,
 // so the file "<cid>.lowered" carries an HMAC-SHA256, under `key` (the pool's secret,
-// Scoreboard::CacheKey), of the CID, the lowering tool (SANDBOX_LOWERING: another version's output
-// is never taken) and the text; a file that fails the check, or any file when `key` is empty, is
+// Scoreboard::CacheKey), of the CID, the lowering tool (SANDBOX_LOWERING and the digest of our
+// lower.js: another version's output is never taken) and the text; a file that fails the check, or any file when `key` is empty, is
 // ignored. Nothing happens without settings.code_cache_dir.
 std::optional<std::string> ReadLoweredCode(const ActionSettings& settings, const std::string& cid, common::ByteView key);
 void WriteLoweredCode(const ActionSettings& settings, const std::string& cid, const std::string& lowered,

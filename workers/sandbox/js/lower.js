@@ -39,10 +39,11 @@
 
     // Text that may hold something only the front pass lowers. False positives (the words in
     // strings or comments) only cost a parse.
-    // Spread (`...`: buble spreads by concat, wrong for strings and Sets), tagged templates
+    // Spread (`...`: buble spreads by concat, wrong for strings and Sets), for-of (buble's loop
+    // indexes its object, which walks nothing of a Set, a Map or an iterator), tagged templates
     // (buble's have no .raw), loops destructuring their variable and dotAll regular expressions
     // are among them.
-    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]|\/[dgimuy]*s[dgimuy]*(?![\w$])/;
+    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]|\bfor\s*\([^;]*?\sof\b|\/[dgimuy]*s[dgimuy]*(?![\w$])/;
     var BIGINT_MARKERS = /\bBigInt\b|(^|[^\w$.])(0[xXoObB][0-9a-fA-F_]+|\d[\d_]*)n(?![\w$])/;
 
     // Binary operators onto the BigInt runtime (__sigil_b in lower_runtime.js).
@@ -140,8 +141,10 @@
                 return node.async;
             case 'Property': case 'MethodDefinition':
                 return !!(node.value && node.value.async);
-            case 'ForOfStatement': case 'ForInStatement':
-                return !!node.await || DestructuringHead(node);
+            case 'ForOfStatement':
+                return !!node.await || DestructuringHead(node) || node.right.type !== 'ArrayExpression';
+            case 'ForInStatement':
+                return DestructuringHead(node);
             case 'ClassDeclaration': case 'ClassExpression':
                 var lowers = false;
                 var fields = false;
@@ -399,7 +402,8 @@
 
         function LoopHead(node) {
             var destructure = DestructuringHead(node);
-            if (!node.await && !destructure) return undefined;
+            var iterate = node.type === 'ForOfStatement' && node.right.type !== 'ArrayExpression';
+            if (!node.await && !destructure && !iterate) return undefined;
             var head = source.slice(node.start, node.left.start);
             if (node.await) head = head.replace(/\bawait\b/, '');
             var left = R(node.left);
@@ -409,7 +413,8 @@
                 left = node.left.kind + ' ' + item;
                 prologue = node.left.kind + ' ' + R(node.left.declarations[0].id) + ' = ' + item + '; ';
             }
-            var right = node.await ? '__sigil_await_all(' + R(node.right) + ')' : R(node.right);
+            var right = iterate ? '__sigil_spread(' + R(node.right) + ')' : R(node.right);
+            if (node.await) right = '__sigil_await_all(' + right + ')';
             return head + left + (node.type === 'ForInStatement' ? ' in ' : ' of ') + right +
                    source.slice(node.right.end, node.body.start) + '{ ' + prologue + R(node.body) + ' }';
         }
@@ -454,6 +459,9 @@
             // names (the second loop's uses are renamed, its declarations not), so the pattern
             // moves into the body: for (const _d of xs) { const [k, v] = _d; body }.
             // for await over an array: each element is awaited (synchronously) first.
+            // for (x of xs) where xs may not be an array: for (x of __sigil_spread(xs)), which
+            // answers an array as it is and walks anything else as spread does (the iteration
+            // protocol; strings by code point), so buble's indexed loop sees every element.
             ForOfStatement: LoopHead,
             ForInStatement: LoopHead,
             Literal: function (node) {

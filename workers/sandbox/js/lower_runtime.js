@@ -8,7 +8,9 @@
 //   __sigil_la(o, key, op, f)   o[key] ??= / ||= / &&= <f()> (op 0, 1, 2)
 //   __sigil_pf(o, key, v, enumerable)   class field definition
 //   __sigil_await_all(xs)       for await (x of xs): the elements, each awaited
-//   __sigil_spread(x)           ...x in arrays and calls: strings, Sets, array-likes as arrays
+//   __sigil_spread(x)           ...x in arrays and calls, and for-of's object: an array as it
+//                               is; strings (by code point), Sets, Maps, iterators, array-likes
+//                               as new arrays
 //   __sigil_tpl(cooked, raw)    the strings argument of a tagged template
 // BigInt (only code that mentions BigInt is rewritten onto these):
 //   __sigil_BigInt(x)           the BigInt function (BigInt(x), BigInt.asUintN/asIntN)

@@ -135,19 +135,34 @@
         return this;
     });
 
-    // Iterates arrays, strings, array-likes and objects with a next()-style iterator (our Map
-    // and Set, or anything exposing a Symbol.iterator method where Duktape has Symbol).
+    // Iterates arrays, strings (by code point, as their iterator does), array-likes and objects
+    // with a next()-style iterator (our Map and Set, or anything exposing a Symbol.iterator
+    // method where Duktape has Symbol).
     function ForEachIterable(iterable, fn) {
         if (iterable === null || iterable === undefined) return;
-        if (typeof iterable === 'string' || typeof iterable.length === 'number') {
+        if (typeof iterable === 'string' || iterable instanceof String) {
+            var s = String(iterable);
+            for (var j = 0; j < s.length; j++) {
+                var c = s.charCodeAt(j);
+                var pair = c >= 0xd800 && c <= 0xdbff && j + 1 < s.length &&
+                           s.charCodeAt(j + 1) >= 0xdc00 && s.charCodeAt(j + 1) <= 0xdfff;
+                fn(pair ? s.substr(j++, 2) : s.charAt(j));
+            }
+            return;
+        }
+        if (typeof iterable.length === 'number') {
             for (var i = 0; i < iterable.length; i++) fn(iterable[i]);
             return;
         }
         var iter = null;
         if (typeof Symbol === 'function' && Symbol.iterator && typeof iterable[Symbol.iterator] === 'function') {
             iter = iterable[Symbol.iterator]();
+        } else if (typeof iterable.__sigil_iterator === 'function') {
+            iter = iterable.__sigil_iterator();  // our Map and Set where Duktape has no Symbol.iterator
+        } else if (typeof iterable.next === 'function') {
+            iter = iterable;  // an iterator
         } else if (typeof iterable.entries === 'function') {
-            iter = iterable.entries();
+            iter = iterable.entries();  // iterable only by entries() where Duktape has no Symbol.iterator
         }
         if (iter === null) throw new TypeError('object is not iterable');
         for (var step = iter.next(); !step.done; step = iter.next()) fn(step.value);
@@ -442,6 +457,7 @@
             define(p, 'keys', p.values);
             define(p, 'entries', function () { return MakeIterator(this._store.entries, function (e) { return [e.value, e.value]; }); });
         }
+        define(p, '__sigil_iterator', isMap ? p.entries : p.values);
         if (typeof Symbol === 'function' && Symbol.iterator) {
             p[Symbol.iterator] = isMap ? p.entries : p.values;
         }
