@@ -144,9 +144,9 @@ test('action key + ethers.Wallet (the fourth example): ethers verifies the signa
   assert.equal(ethers.computeAddress(publicKey), wallet_address);
   // The action key functions agree with each other, for this CID and when asked by CID.
   const agree = await run(`async function main() {
-      const pk = Lit.Actions.getLitActionPrivateKey();
-      return { pub: Lit.Actions.getLitActionPublicKey({ ipfsId: '${cid}' }),
-               addr: Lit.Actions.getLitActionWalletAddress({ ipfsId: '${cid}' }),
+      const pk = await Lit.Actions.getLitActionPrivateKey();
+      return { pub: await Lit.Actions.getLitActionPublicKey({ ipfsId: '${cid}' }),
+               addr: await Lit.Actions.getLitActionWalletAddress({ ipfsId: '${cid}' }),
                mine: new ethers.Wallet(pk).address,
                sigilAddr: Sigil.Actions.getActionWalletAddress({ ipfsId: '${cid}' }) }; }`);
   assert.equal(agree.has_error, false, JSON.stringify(agree));
@@ -155,6 +155,40 @@ test('action key + ethers.Wallet (the fourth example): ethers verifies the signa
   assert.equal(ethers.computeAddress(agree.response.pub), wallet_address);
   // ...and the running action's own key differs from the other CID's.
   assert.notEqual(agree.response.mine, wallet_address);
+});
+
+test('the anchor\'s API: Lit.Actions answer promises (then, catch, rejections); its natives deriveEthAddress and signMessage(privateKey, message) answer what ethers answers', async () => {
+  // The native variant of the anchor's published ecdsa-sign action, and its ethers variant.
+  const native = `async function main() {
+      const privateKey = await Lit.Actions.getLitActionPrivateKey();
+      const { address, publicKey } = Lit.Actions.deriveEthAddress(privateKey);
+      const signature = Lit.Actions.signMessage(privateKey, "Chipotle Rocks!");
+      const bare = Lit.Actions.deriveEthAddress(privateKey.slice(2)).address;
+      return { wallet_address: address, signature, publicKey, bare, privateKey }; }`;
+  const j = await run(native);
+  assert.equal(j.has_error, false, JSON.stringify(j));
+  const wallet = new ethers.Wallet(j.response.privateKey);
+  assert.equal(j.response.wallet_address, wallet.address);
+  assert.equal(j.response.bare, wallet.address);
+  assert.equal(j.response.publicKey, wallet.signingKey.publicKey);
+  assert.equal(j.response.signature, await wallet.signMessage('Chipotle Rocks!'));
+  // Promises: then and catch chain on any operation; a failed one rejects (await throws it);
+  // Sigil.Actions keeps answering values.
+  const promised = await run(`async function main({ pkpId }) {
+      const p = Lit.Actions.getLitActionPrivateKey();
+      const length = await p.then((k) => k.length);
+      const caught = await Lit.Actions.Decrypt({ pkpId, ciphertext: '00' }).catch((e) => 'caught: ' + e.message);
+      let thrown = null;
+      try { await Lit.Actions.getPublicKey({ pkpId: 'not a key' }); } catch (e) { thrown = e.message; }
+      return { thenable: typeof p.then, length, caught, thrown, direct: typeof Sigil.Actions.getPublicKey({ pkpId }),
+               response: Lit.Actions.setResponse({ response: 'x' }) }; }`, { params: { pkpId: s.pkp } });
+  assert.equal(promised.has_error, false, JSON.stringify(promised));
+  assert.equal(promised.response.thenable, 'function');
+  assert.equal(promised.response.length, 66);
+  assert.match(promised.response.caught, /^caught: ./);
+  assert.ok(promised.response.thrown, JSON.stringify(promised.response));
+  assert.equal(promised.response.direct, 'string');
+  assert.equal('response' in promised.response, false, 'setResponse answers nothing, synchronously');
 });
 
 test('PKP signatures recover to the PKP address in ethers (signMessage, signTypedData, signEcdsa, getPublicKey)', async () => {

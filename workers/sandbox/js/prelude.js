@@ -9,8 +9,10 @@
  * normally see only this API. Evaluation order in a run heap: natives, shims.js, globals.js and
  * web_packages.js (the web globals: fetch below answers their Response), prelude.js,
  * then anything that freezes the built-ins (shims.js extends their prototypes).
- * Every op is synchronous: values are returned directly, and `await` on them (lowered to a
- * plain expression by the transpiler) works.
+ * Every op is synchronous. Sigil.Actions answers values directly, and `await` on them works;
+ * Lit.Actions and LitActions answer promises, as the anchor's runtime does (published actions call
+ * .then and .catch on them), with its two synchronous natives: deriveEthAddress(privateKey) and
+ * signMessage(privateKey, message).
  */
 (function (global) {
     'use strict';
@@ -55,6 +57,28 @@
         return function (arg) { return Op(name, arg); };
     }
 
+    function Async(f) {
+        return function () {
+            try {
+                return Promise.resolve(f.apply(this, arguments));
+            } catch (e) {
+                return Promise.reject(e);
+            }
+        };
+    }
+
+    // ethers v5, preloaded in the zygote's heap (looked up when used: prelude.js may run first).
+    function Ethers() {
+        if (!global.ethers || !global.ethers.utils) throw new Error('ethers is not available in this runtime');
+        return global.ethers;
+    }
+
+    // A private key as 0x-hex, with or without the prefix, as the anchor's natives take it.
+    function PrivateKeyHex(key) {
+        if (typeof key !== 'string') throw new TypeError('the private key must be a hex string');
+        return key.slice(0, 2) === '0x' || key.slice(0, 2) === '0X' ? '0x' + key.slice(2) : '0x' + key;
+    }
+
     var SIGIL_OPS = [
         'signEcdsa', 'signMessage', 'signTypedData', 'getPublicKey', 'getPrivateKey',
         'encrypt', 'decrypt', 'getActionPrivateKey', 'getActionPublicKey',
@@ -91,6 +115,24 @@
         var key = actions.getActionPublicKey(arg);
         if (typeof key !== 'string' || key.length !== 132 || key.slice(0, 4) !== '0x04') return key;
         return (parseInt(key.charAt(131), 16) & 1 ? '0x03' : '0x02') + key.slice(4, 68);
+    };
+    // The anchor's operations answer promises: a failure rejects rather than throws.
+    for (var op in litActions) {
+        if (op !== 'setResponse') litActions[op] = Async(litActions[op]);
+    }
+    // The anchor's synchronous natives over a private key the action holds (its own, from
+    // getLitActionPrivateKey): the address and public key as ethers' Wallet answers them, and an
+    // EIP-191 signature as Wallet.signMessage answers it, without a Wallet (ethers' SigningKey
+    // signs natively).
+    litActions.deriveEthAddress = function (privateKey) {
+        var signingKey = new (Ethers().utils.SigningKey)(PrivateKeyHex(privateKey));
+        return { address: Ethers().utils.computeAddress(signingKey.publicKey), publicKey: signingKey.publicKey };
+    };
+    var signMessageOp = litActions.signMessage;
+    litActions.signMessage = function (first, message) {
+        if (typeof first !== 'string') return signMessageOp(first);  // { pkpId, message }
+        var utils = Ethers().utils;
+        return utils.joinSignature(new utils.SigningKey(PrivateKeyHex(first)).signDigest(utils.hashMessage(message)));
     };
 
     global.Sigil = Object.freeze({ Actions: Object.freeze(actions) });

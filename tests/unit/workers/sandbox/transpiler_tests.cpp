@@ -314,10 +314,10 @@ public:
     }
     void testSigilActionsAndAliases() {
         const std::string src =
-            "function main() { const A = Sigil.Actions; return [A.signEcdsa({ pkpId: 'k', toSign: [1, 2] }),"
+            "async function main() { const A = Sigil.Actions; return [A.signEcdsa({ pkpId: 'k', toSign: [1, 2] }),"
             "  A.signMessage({ pkpId: 'k', message: 'm' }), A.getPublicKey({ pkpId: 'k' }),"
-            "  A.getActionWalletAddress({ ipfsId: 'Qm' }), LitActions.getLitActionPublicKey({ ipfsId: 'Qm' }),"
-            "  Lit.Actions.getPrivateKey({ pkpId: 'k' }), A.setResponse({ response: 'r' }) === undefined,"
+            "  A.getActionWalletAddress({ ipfsId: 'Qm' }), await LitActions.getLitActionPublicKey({ ipfsId: 'Qm' }),"
+            "  await Lit.Actions.getPrivateKey({ pkpId: 'k' }), A.setResponse({ response: 'r' }) === undefined,"
             "  typeof __sigil_op, typeof __sigil_log, LitActions === Lit.Actions]; }";
         CPPUNIT_ASSERT_EQUAL(
             std::string(R"(["signEcdsa:{\"pkpId\":\"k\",\"toSign\":[1,2]}","signMessage:{\"pkpId\":\"k\",\"message\":\"m\"}",)"
