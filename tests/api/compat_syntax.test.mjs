@@ -77,6 +77,10 @@ const CASES = {
      const main = async () => [await o.m(1), await new K().k(), await K.s(), await (async () => 'arrow')()];`,
   destructuring_defaults: `const main = () => { const { a = 1, b: { c = 2 } = {}, ...r } = { d: 4 }; const [x = 5, , y = 6, ...zs] = [undefined, 0, null, 7, 8]; function f({ p = 'p', q } = {}, [m = 'm'] = []) { return p + q + m; } return [a, c, r, x, y, zs, f(), f({ q: 'Q' }, ['M'])]; }`,
   template_literals: "const main = () => { const n = 3, o = { k: 'v' }; const tag = (s, ...v) => s.raw.join('|') + v.join(','); return [`a${n}b${o.k}c${`in${n + 1}`}`, tag`x${1}y${2}z`, `multi\nline`]; }",
+  v8_error_messages: `const main = () => { const out = []; const grab = (f) => { try { f(); } catch (e) { out.push(e.name + ': ' + e.message); } };
+     grab(() => notDefinedAnywhere); let u; const n = null; grab(() => u.x); grab(() => n.x.y); grab(() => n[0]); grab(() => { u.x = 1; });
+     grab(() => { throw new TypeError('own words stay'); }); return out; }`,
+  v8_error_uncaught: `const main = () => { let u; return u.deep; }`,
   for_of_iterables: `const main = () => { const out = []; for (const s of new Set(['a', 'b', 'a'])) out.push(s); for (const [k, v] of new Map([['k', 1], ['j', 2]])) out.push(k + v);
      for (const v of new Map([['x', 3]]).values()) out.push(v); for (const [i, x] of ['p', 'q'].entries()) out.push(i + x); for (const k of ['u'].keys()) out.push(k);
      for (const c of 'a\u{1F600}b') out.push(c); let n = 0; for (const _ of new Set()) n++; const s = new Set([1]); for (const v of s) out.push(v * 10);

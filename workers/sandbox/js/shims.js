@@ -777,4 +777,38 @@
             isPromise: function (p) { return p instanceof PromiseShim; }
         });
     }
+
+    // --- V8's wording for the errors the engine raises ---------------------------------------
+    // Actions report e.message in their answers and some test it ("is not defined"), as written
+    // for V8; Duktape words the same errors its own way. Its errCreate hook sees every error as it
+    // is made, so the common ones get V8's message (the expression V8 quotes, `o.f` in "o.f is not
+    // a function", is not known here: the property name stands for it). Others keep Duktape's.
+    // The hook stays in force after the Duktape object is hidden from actions (child.cpp).
+    var V8_MESSAGES = [
+        [/^identifier '(.*)' undefined$/, function (m) { return m[1] + ' is not defined'; }],
+        [/^.* not callable \(property '(.*)' of .*\)$/, function (m) { return m[1] + ' is not a function'; }],
+        [/^(undefined|null|[^ ]+) not callable$/, function (m) { return m[1] + ' is not a function'; }],
+        [/^cannot read property (?:'(.*)'|(\S+)) of (undefined|null)$/, function (m) {
+            return 'Cannot read properties of ' + m[3] + " (reading '" + (m[1] !== undefined ? m[1] : m[2]) + "')";
+        }],
+        [/^cannot write property (?:'(.*)'|(\S+)) of (undefined|null)$/, function (m) {
+            return 'Cannot set properties of ' + m[3] + " (setting '" + (m[1] !== undefined ? m[1] : m[2]) + "')";
+        }]
+    ];
+    if (typeof Duktape === 'object' && Duktape !== null && !('errCreate' in Duktape)) {
+        Duktape.errCreate = function (e) {
+            if (!(e instanceof TypeError || e instanceof ReferenceError) || typeof e.message !== 'string') return e;
+            for (var i = 0; i < V8_MESSAGES.length; i++) {
+                var m = V8_MESSAGES[i][0].exec(e.message);
+                if (m === null) continue;
+                try {
+                    e.message = V8_MESSAGES[i][1](m);
+                } catch (ignored) {
+                    // A non-writable message stays as it is.
+                }
+                break;
+            }
+            return e;
+        };
+    }
 })(this);
