@@ -145,6 +145,58 @@ test('the action key as an ethers v5 Wallet signs what Node\'s ethers v5 signs w
   assert.equal(ethers5.utils.verifyMessage('hello', got.message), got.address);
 });
 
+// An action's BigInts are JSBI instances in the sandbox (Arrays of 30-bit digits); ethers v5 must
+// read them wherever Node's ethers v5 reads a native bigint, and refuse them where Node refuses
+// one (as bytes, arrays, tuples), with the same messages.
+test('BigInt values reach ethers v5 as native bigints do in Node: BigNumber, units, hex, ABI, signing, Contract', async () => {
+  const code = `async function main({ key, to }) {
+    const u = ethers.utils, BN = ethers.BigNumber;
+    const show = (v) => BN.isBigNumber(v) ? 'BigNumber ' + v.toString() : typeof v === 'bigint' ? 'bigint ' + v : v;
+    const t = (f) => { try { return show(f()); } catch (e) { return 'throws: ' + e.message; } };
+    const big = 2n ** 30n + 5n;  // JSBI digits [5, 1]: read as bytes, 1281
+    const w = new ethers.Wallet(key);
+    const c = new ethers.Contract(to, ['function transfer(address to, uint256 amount) payable', 'function f(uint256 a, int64 b, uint256[] c)',
+                                       'event T(uint256 indexed v)']);
+    const iface = c.interface;
+    const settled = async (f) => { try { return JSON.parse(JSON.stringify(await f())); } catch (e) { return 'throws: ' + e.message; } };
+    return {
+      reproductions: [BN.from(300n).toString(), BN.from(BigInt('345678000000')).toString(), BN.from(2n ** 30n + 5n).toString(),
+                      u.defaultAbiCoder.encode(['uint256'], [2n ** 30n + 5n]), u.formatUnits(1500000000000000000n, 18)],
+      from: [t(() => BN.from(-(2n ** 200n))), t(() => BN.from(0n)), t(() => BN.from(-1n)), t(() => BN.from(10n ** 30n).toHexString())],
+      arithmetic: [t(() => BN.from(10).add(5n)), t(() => BN.from(10).mul(big)), t(() => BN.from(10).eq(10n)), t(() => BN.from(big).lt(big + 1n)),
+                   t(() => BN.from(1000).div(7n).sub(-3n)), t(() => BN.from(2).pow(100n))],
+      toBigInt: [t(() => BN.from(10).toBigInt()), typeof BN.from(-7).toBigInt(), BN.from(-7).toBigInt() === -7n,
+                 t(() => BN.from('123456789012345678901234567890').toBigInt() * 3n + 1n), t(() => u.parseEther('1.5').toBigInt() / 10n ** 17n)],
+      units: [t(() => u.formatEther(10n ** 18n)), t(() => u.formatUnits(5n, 2n)), t(() => u.formatUnits(-(10n ** 20n), 'gwei')),
+              t(() => u.parseUnits(5n, 18)), t(() => ethers.FixedNumber.from(big).toString()),
+              t(() => ethers.FixedNumber.from(big, 'fixed128x2').toString()), t(() => ethers.FixedNumber.fromValue(12345n, 2n).toString())],
+      hex: [t(() => u.hexlify(5n)), t(() => u.hexlify(big)), t(() => u.hexValue(big)), t(() => u.hexValue(0n)), t(() => u.hexZeroPad(big, 32)),
+            t(() => u.hexlify(-5n)), t(() => u.hexDataLength(big)), t(() => u.isHexString(5n))],
+      notBytes: [t(() => u.isBytes(5n)), t(() => u.isBytes(big)), t(() => u.isBytesLike(big)), t(() => u.arrayify(5n)), t(() => u.arrayify(0n)),
+                 t(() => u.arrayify(big)), t(() => u.keccak256(big)), t(() => u.concat([big])), t(() => u.zeroPad(big, 8)), t(() => u.RLP.encode(big))],
+      abi: [t(() => u.defaultAbiCoder.encode(['uint256', 'int256', 'uint8'], [big, -big, 255n])), t(() => u.defaultAbiCoder.encode(['uint256[]'], [big])),
+            t(() => u.defaultAbiCoder.encode(['tuple(uint256 length)'], [big])), t(() => u.defaultAbiCoder.encode(['uint8'], [256n])),
+            t(() => iface.encodeFunctionData('f', [big, -7n, [1n, 2n ** 100n]])), t(() => u.solidityPack(['uint256', 'int8'], [big, -3n])),
+            t(() => u.solidityPack(['uint256[]'], [big])), t(() => u.solidityKeccak256(['uint64'], [big])),
+            t(() => u._TypedDataEncoder.hash({ chainId: 1n }, { M: [{ name: 'v', type: 'uint256' }] }, { v: big }))],
+      deepCopy: [t(() => u.deepCopy({ a: big }).a === big), t(() => typeof u.deepCopy({ a: [big] }).a[0])],
+      signed: [await settled(() => w.signTransaction({ to, value: big, nonce: 3n, gasLimit: 21000n, gasPrice: 7n, chainId: 1 })),
+               await settled(() => w.signTransaction({ to, value: 0n, nonce: 0n, gasLimit: 21000n, maxFeePerGas: 10n ** 9n,
+                                                       maxPriorityFeePerGas: 1n, chainId: 31337, type: 2 }))],
+      contract: [await settled(() => c.populateTransaction.transfer(to, big, { value: 7n, gasLimit: 50000n, nonce: 2n })),
+                 await settled(() => c.populateTransaction.transfer(to, 1n, { value: 0n })),
+                 await settled(() => c.populateTransaction.f(big, -1n, [big, 0n])), t(() => JSON.stringify(c.filters.T(big)))],
+    };
+  }`;
+  const params = { key: KEY, to: TO };
+  const got = await run(code, params);
+  const want = await referee(code, params);
+  for (const name of Object.keys(want)) assert.deepEqual(got[name], want[name], name);
+  assert.deepEqual(got, want);
+  assert.deepEqual(got.reproductions, ['300', '345678000000', '1073741829',
+    '0x0000000000000000000000000000000000000000000000000000000040000005', '1.5']);
+});
+
 const READ_ABI = [
   'function MAX_GROUPS() view returns (uint256)',
   'function getApiPayers() view returns (address[])',
@@ -161,7 +213,7 @@ test('a Contract read through JsonRpcProvider reaches the dev chain over fetch a
     const iface = new ethers.utils.Interface(abi);
     const raw = await provider.call({ to: address, data: iface.encodeFunctionData('MAX_GROUPS', []) });
     return {
-      maxGroups: (await c.MAX_GROUPS()).toString(), payers, exists: await c.accountExists(1),
+      maxGroups: (await c.MAX_GROUPS()).toString(), payers, exists: await c.accountExists(1), existsBigInt: [await c.accountExists(1n), await c.accountExists(300n)],
       isPayer: await c.isApiPayer(payers[0]), callStatic: (await c.callStatic.MAX_GROUPS()).toString(),
       raw, decoded: iface.decodeFunctionResult('MAX_GROUPS', raw)[0].toString(),
       chainId: network.chainId, code: (await provider.getCode(address)).length > 2,
@@ -176,7 +228,7 @@ test('a Contract read through JsonRpcProvider reaches the dev chain over fetch a
   assert.ok(got.payers.length > 0);
 });
 
-// One action, three modes, so its CID (and so its key) stays the same across the calls.
+// One action, four modes, so its CID (and so its key) stays the same across the calls.
 const WALLET_CODE = `async function main({ mode, rpcUrl, to, value }) {
   const provider = new ethers.providers.JsonRpcProvider(rpcUrl);
   const key = await Lit.Actions.getLitActionPrivateKey();
@@ -186,6 +238,16 @@ const WALLET_CODE = `async function main({ mode, rpcUrl, to, value }) {
     const tx = await wallet.populateTransaction({ to, value: ethers.BigNumber.from(value) });
     const signed = await wallet.signTransaction(tx);
     return { signed, tx: JSON.parse(JSON.stringify(tx)) };
+  }
+  if (mode === 'bigint') {
+    // BigInt fields stay BigInts in the populated transaction, as in Node; fees turned into
+    // BigInts by toBigInt sign to the same bytes.
+    const tx = await wallet.populateTransaction({ to, value: BigInt(value) * 2n ** 30n, gasLimit: 21000n });
+    const signed = await wallet.signTransaction(tx);
+    const fees = { maxFeePerGas: tx.maxFeePerGas.toBigInt(), maxPriorityFeePerGas: tx.maxPriorityFeePerGas.toBigInt(), nonce: BigInt(tx.nonce) };
+    const same = signed === await wallet.signTransaction({ ...tx, ...fees });
+    const asBigNumbers = { ...tx, value: ethers.BigNumber.from(tx.value), gasLimit: ethers.BigNumber.from(tx.gasLimit) };
+    return { signed, same, kept: [typeof tx.value, typeof tx.gasLimit], tx: JSON.parse(JSON.stringify(asBigNumbers)) };
   }
   const sent = await wallet.sendTransaction({ to, value: ethers.utils.parseUnits(value, 'wei') });
   const receipt = await sent.wait();
@@ -221,6 +283,24 @@ test('a transaction built and signed by ethers v5 inside an action is the one No
   const receipt = await chainRpc(stack, 'eth_getTransactionReceipt', [hash]);
   assert.equal(receipt.status, '0x1');
   assert.equal(BigInt(await chainRpc(stack, 'eth_getBalance', [to, 'latest'])), 12345n);
+});
+
+test('populateTransaction and signTransaction take BigInt fields as in Node; the test broadcasts the result', async () => {
+  const { address, key } = await fundActionWallet();
+  const to = ethers5.Wallet.createRandom().address;
+  const got = await run(WALLET_CODE, { mode: 'bigint', rpcUrl: stack.rpcUrl, to, value: '12345' });
+  assert.equal(got.same, true);
+  assert.deepEqual(got.kept, ['bigint', 'bigint']);
+  assert.equal(got.tx.from, address);
+  assert.equal(ethers5.BigNumber.from(got.tx.value).toBigInt(), 12345n * 2n ** 30n);
+  assert.equal(ethers5.BigNumber.from(got.tx.gasLimit).toNumber(), 21000);
+  const tx = { ...got.tx };
+  delete tx.from;
+  assert.equal(got.signed, await new ethers5.Wallet(key).signTransaction(tx));
+  const hash = await chainRpc(stack, 'eth_sendRawTransaction', [got.signed]);
+  const receipt = await chainRpc(stack, 'eth_getTransactionReceipt', [hash]);
+  assert.equal(receipt.status, '0x1');
+  assert.equal(BigInt(await chainRpc(stack, 'eth_getBalance', [to, 'latest'])), 12345n * 2n ** 30n);
 });
 
 test('an action sends a transaction with Wallet.sendTransaction and waits for it (tx.wait) on the dev chain', async () => {

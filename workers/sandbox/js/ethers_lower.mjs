@@ -2,8 +2,9 @@
 // into what Duktape 2.7 runs, at build time (CMake runs it with Node; the result is embedded).
 //   node ethers_lower.mjs <buble dir> <ethers.umd.js> <out.js>
 // The UMD file is ES5 except for scrypt-js (const, let, arrows), which buble lowers. A few
-// textual patches (below, each checked to match exactly once) make ENS tables lazy and route
-// secp256k1, keccak256, HMAC and PBKDF2 to the sandbox's natives. The result is wrapped in a function that
+// textual patches (below, each checked to match exactly once or as often as counted) make ENS
+// tables lazy, route secp256k1, keccak256, HMAC and PBKDF2 to the sandbox's natives, and make
+// the action's BigInts (JSBI instances) read as native bigints. The result is wrapped in a function that
 // gives ethers, and only ethers, these names of its own:
 //   atob, btoa  ethers' base64 (utils.base64, ENS tables) uses them; Latin-1 strings as in
 //            browsers;
@@ -11,6 +12,9 @@
 //            to the global crypto.getRandomValues present at call time (or fails clearly);
 //   console  its Logger prints through console.log: nothing while the zygote loads it (there
 //            is no run to log to), the run's console afterwards;
+//   __sigil_JSBI, BigInt  the action's BigInt (lower_runtime.js): its values are JSBI instances,
+//            which ethers must read as Node's ethers reads native bigints (below); toBigInt
+//            answers one. Without the runtime (a heap of ethers alone), no value is one;
 //   __sigil_fast, __sigil_keccak  the natives (workers/sandbox/crypto.h) when the heap has them,
 //            taken from the global object and removed from it. Every fast path answers exactly
 //            what ethers' own code answers (tests/unit/workers/sandbox/crypto_tests.cpp runs both
@@ -162,6 +166,42 @@ source = patch(source, `	function pbkdf2(password, salt, iterations, keylen, has
 	        salt: (0, lib$1.hexlify)(salt), iterations: iterations, keylen: keylen });
 	    if (fast !== null) return fast;`, 'native PBKDF2');
 
+// An action's BigInt values are JSBI instances (lower_runtime.js), Arrays of 30-bit digits,
+// where ethers v5 expects native bigints; read as arrays they went wrong quietly (isBytes took
+// the digits of 2n ** 30n + 5n for the bytes of 1281) or loudly (300n: "invalid BigNumber
+// value"). So ethers reads them as Node's ethers reads bigints: its three typeof "bigint" checks
+// (hexlify, isBigNumberish, BigNumber.from) recognise them; Array.isArray (every call in the
+// file: RLP items, ABI arrays, topic lists, deepCopy), isBytes and a tuple's named values refuse
+// them; deepCopy keeps them whole; a zero value override is false (Contract calls and
+// deployments then leave tx.value unset). Each check is one instanceof (in Array.isArray's, only
+// for arrays), so runs without BigInt do not pay measurably (bench_sandbox's ethers runs).
+// Counted patches, like patch(): a new ethers with more or fewer such sites fails the build.
+function patchAll(text, pattern, to, count, why) {
+  const found = text.match(pattern)?.length ?? 0;
+  if (found !== count) {
+    console.error(`ethers_lower.mjs: patch "${why}" matches ${input} ${found} times, not ${count}`);
+    process.exit(1);
+  }
+  return text.replace(pattern, to);
+}
+source = patchAll(source, /typeof \(([\w$]+)\) === "bigint"/g, '($1 instanceof __sigil_JSBI)', 3, 'BigInt checks');
+source = patchAll(source, /Array\.isArray\(([\w$.]+)\)/g, '(Array.isArray($1) && !($1 instanceof __sigil_JSBI))', 31,
+  'Array.isArray refuses BigInts');
+source = patch(source, `	    if (typeof (value) === "string") {
+	        return false;
+	    }
+	    if (!isInteger(value.length) || value.length < 0) {`, `	    if (typeof (value) === "string" || value instanceof __sigil_JSBI) {
+	        return false;
+	    }
+	    if (!isInteger(value.length) || value.length < 0) {`, 'isBytes refuses BigInts');
+source = patch(source, `	    else if (values && typeof (values) === "object") {`,
+  `	    else if (values && typeof (values) === "object" && !(values instanceof __sigil_JSBI)) {`,
+  'a BigInt is no tuple');
+source = patch(source, `	    if (object === undefined || object === null || opaque[typeof (object)]) {`,
+  `	    if (object === undefined || object === null || opaque[typeof (object)] || object instanceof __sigil_JSBI) {`,
+  'deepCopy keeps BigInts');
+source = patchAll(source, /if \((ro|tx)\.value\) \{/g, 'if (__sigil_truthy($1.value)) {', 2, 'a zero BigInt value is false');
+
 const lowered = buble.transform(source, {
   transforms: { dangerousForOf: true, asyncAwait: false, generator: false },
   objectAssign: 'Object.assign',
@@ -174,6 +214,14 @@ var __sigil_take = function (name) {
     var d = Object.getOwnPropertyDescriptor(global, name);
     if (d && d.configurable) delete global[name];
     return typeof f === 'function' ? f : null;
+};
+// The action's BigInt class and function; without them (ethers alone) nothing is an instance
+// and toBigInt refuses as before.
+var __sigil_JSBI = typeof global.JSBI === 'function' ? global.JSBI : function () {};
+var BigInt = typeof global.__sigil_BigInt === 'function' ? global.__sigil_BigInt : undefined;
+// \`if (value)\` as Node reads it, where a bigint zero is false.
+var __sigil_truthy = function (value) {
+    return value instanceof __sigil_JSBI ? !__sigil_JSBI.equal(value, __sigil_JSBI.BigInt(0)) : !!value;
 };
 var __sigil_crypto = __sigil_take('__sigil_crypto');
 var __sigil_keccak = __sigil_take('__sigil_keccak256');

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "workers/sandbox/bigint_native.h"
+#include "workers/sandbox/crypto.h"
 #include "workers/sandbox/transpiler.h"
 #include "workers/sandbox/web_crypto.h"
 #include "workers/sandbox/web_globals.h"
@@ -55,9 +56,11 @@ bool Eval(duk_context* ctx, std::string_view code, std::string& error) {
     return true;
 }
 
-// Runs lowered `code` in a fresh heap with shims, prelude and fake natives, calls
-// main(JSON.parse(params)) and returns JSON.stringify of its result ("ERR: ..." on failure).
-std::string RunLowered(const std::string& code, const std::string& params = "{}", bool bigint_natives = false) {
+// Runs lowered `code` in a fresh heap with shims, prelude and fake natives (and ethers after the
+// prelude, as a run has it, when `with_ethers`), calls main(JSON.parse(params)) and returns
+// JSON.stringify of its result ("ERR: ..." on failure).
+std::string RunLowered(const std::string& code, const std::string& params = "{}", bool bigint_natives = false,
+                       bool with_ethers = false) {
     std::unique_ptr<duk_context, HeapFree> heap(duk_create_heap_default());
     duk_context* ctx = heap.get();
     if (bigint_natives) InstallBigIntNatives(ctx);
@@ -73,6 +76,7 @@ std::string RunLowered(const std::string& code, const std::string& params = "{}"
     if (!Eval(ctx, WebGlobalsSource(), error)) return "ERR: globals: " + error;
     if (!Eval(ctx, WebPackagesSource(), error)) return "ERR: web packages: " + error;
     if (!Eval(ctx, PreludeSource(), error)) return "ERR: prelude: " + error;
+    if (with_ethers && !Eval(ctx, EthersSource(), error)) return "ERR: ethers: " + error;
     if (!Eval(ctx, code, error)) return "ERR: code: " + error;
     std::string call = "String(__sigil_run_main('" + params + "'))";
     if (duk_peval_string(ctx, call.c_str()) != 0) {
@@ -130,6 +134,7 @@ class TranspilerTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testBigIntErrorsAsInV8);
     CPPUNIT_TEST(testBigIntVectorsFromNode);
     CPPUNIT_TEST(testBigIntDecimalThroughTheNative);
+    CPPUNIT_TEST(testEthersReadsBigIntsAsNodeDoes);
     CPPUNIT_TEST(testBubleWorkarounds);
     CPPUNIT_TEST(testOptionalCatchInACompatShape);
     CPPUNIT_TEST(testModernSyntaxErrorsKeepTheirLocation);
@@ -486,6 +491,26 @@ const main = () => PAIRS.map(([s, t]) => { const a = BigInt(s), b = BigInt(t), k
         CPPUNIT_ASSERT_MESSAGE(with_native, with_native.find("\"0/0,-1/-1,1073741823/1073741823,1073741824/1073741824,"
                                                              "-1073741824/-1073741824,18446744073709551616/18446744073709551616,") == 0);
         CPPUNIT_ASSERT_MESSAGE(with_native, with_native.find("-4498196224760364601242719132174628305800834098010033971355568455673974002968757862019419449/") != std::string::npos);
+    }
+    void testEthersReadsBigIntsAsNodeDoes() {
+        // BigInts are JSBI instances (Arrays of 30-bit digits); ethers v5 (ethers_lower.mjs) must
+        // read them as Node's ethers v5 reads native bigints: 300n was "invalid BigNumber value",
+        // 2n ** 30n + 5n (digits [5, 1]) passed isBytes and became 1281, an RLP item or an ABI
+        // array was its digits. Expected: what Node answers for the same code.
+        const std::string src = R"JS(const main = () => {
+  const u = ethers.utils, BN = ethers.BigNumber, big = 2n ** 30n + 5n;
+  const t = (f) => { try { return String(f()); } catch (e) { return 'throws: ' + e.message.split(' (')[0]; } };
+  return [t(() => BN.from(300n)), t(() => BN.from(BigInt('345678000000'))), t(() => BN.from(big)), t(() => BN.from(-(2n ** 100n))),
+    t(() => u.defaultAbiCoder.encode(['uint256'], [big])), t(() => u.formatUnits(1500000000000000000n, 18)), t(() => BN.from(10).add(5n)),
+    t(() => u.hexlify(big)), t(() => u.isBytes(big)), t(() => u.arrayify(5n)), t(() => u.RLP.encode(big)),
+    t(() => u.defaultAbiCoder.encode(['uint256[]'], [big])), t(() => u.deepCopy({ a: big }).a === big),
+    t(() => typeof BN.from(7).toBigInt()), t(() => BN.from(7).toBigInt() * big)].join('|');
+};)JS";
+        CPPUNIT_ASSERT_EQUAL(std::string("\"300|345678000000|1073741829|-1267650600228229401496703205376|"
+                                         "0x0000000000000000000000000000000000000000000000000000000040000005|1.5|15|0x40000005|false|"
+                                         "throws: invalid arrayify value|throws: RLP object must be BytesLike|"
+                                         "throws: expected array value|true|bigint|7516192803\""),
+                             RunLowered(Lowered(src), "{}", false, true));
     }
     void testBubleWorkarounds() {
         // buble 0.20 alone: sibling loops destructuring the same names lost declarations, fields
