@@ -236,6 +236,29 @@ test('js_params, logs, setResponse and a thrown exception', async () => {
   assert.match(syntax.error.message, /line 1/);
 });
 
+test('modules: an import is refused before the run with import_not_allowed naming the module and the way out; exports without modules run', async () => {
+  for (const [code, module, line] of [
+    ['import { z } from "zod@3.22.4";\nasync function main() { return 1; }', 'zod@3.22.4', 1],
+    ['const x = 1;\nexport * from "./lit-action-core.js";\nasync function main() { return 1; }', './lit-action-core.js', 2],
+    ['async function main() { const m = await import("https://cdn.example/m.js"); return 1; }', 'https://cdn.example/m.js', 1],
+  ]) {
+    const j = await run(code);
+    assertRunError(j, 'import_not_allowed');
+    assert.equal(j.error.name, 'SyntaxError');
+    assert.ok(j.error.message.startsWith(`line ${line}, column `), j.error.message);
+    assert.ok(j.error.message.includes(`"${module}"`), j.error.message);
+    assert.match(j.error.message, /Bundle the modules into the action's own file/);
+  }
+  const exported = await run('const helper = (v) => v * 2;\nexport async function main({ v }) { return helper(v) + K; }\nexport const K = 1;\nexport {\n helper };\n',
+    { params: { v: 20 } });
+  assert.deepEqual([exported.has_error, exported.response], [false, 41], JSON.stringify(exported));
+  const byDefault = await run('export default async function main({ v }) { return v; }', { params: { v: 'd' } });
+  assert.equal(byDefault.response, 'd', JSON.stringify(byDefault));
+  // A line that only mentions the words is not a module.
+  assert.equal((await run('// import and export nothing\nasync function main() { return "plain"; }')).response, 'plain');
+  assertRunError(await run('export default async () => 1;'), 'syntax_error');
+});
+
 test('every limit ends the run with its own error, and the worker keeps serving', async () => {
   const t0 = Date.now();
   assertRunError(await run('async function main() { while (true) {} }'), 'time_limit');

@@ -161,6 +161,21 @@ const char* EndCode(RunEnd end) {
 
 }  // namespace
 
+namespace {
+
+// A script's error code: what the lowering refused (syntax_error, or import_not_allowed, which
+// lower.js puts after the location at the start of its message) or what the script threw.
+std::string ScriptErrorCode(const ScriptError& error) {
+    if (error.code != "SyntaxError") return "script_error";
+    constexpr std::string_view IMPORT = ": import_not_allowed: ";
+    const auto at = error.message.find(IMPORT);
+    return at != std::string::npos && error.message.rfind("line ", 0) == 0 && error.message.find(": ") == at
+               ? "import_not_allowed"
+               : "syntax_error";
+}
+
+}  // namespace
+
 std::string ActionResult::ResponseJson() const {
     std::string out = "{\"response\":";
     out += outcome.end == RunEnd::Completed && !outcome.response_json.empty() ? outcome.response_json : "\"\"";
@@ -168,7 +183,7 @@ std::string ActionResult::ResponseJson() const {
     out += ",\"has_error\":";
     if (outcome.end == RunEnd::Completed) return out + "false}";
     const bool script = outcome.end == RunEnd::ScriptError;
-    std::string code = script ? (outcome.error.code == "SyntaxError" ? "syntax_error" : "script_error")
+    std::string code = script ? ScriptErrorCode(outcome.error)
                               : (outcome.error.code.empty() ? EndCode(outcome.end) : outcome.error.code);
     out += "true,\"error\":{\"code\":" + common::JsonQuote(code);
     if (script) out += ",\"name\":" + common::JsonQuote(outcome.error.code);

@@ -43,7 +43,7 @@
     // indexes its object, which walks nothing of a Set, a Map or an iterator), tagged templates
     // (buble's have no .raw), loops destructuring their variable and dotAll regular expressions
     // are among them.
-    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]|\bfor\s*\([^;]*?\sof\b|\/[dgimuy]*s[dgimuy]*(?![\w$])/;
+    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]|\bfor\s*\([^;]*?\sof\b|\b(?:import|export)\b|\/[dgimuy]*s[dgimuy]*(?![\w$])/;
     var BIGINT_MARKERS = /\bBigInt\b|(^|[^\w$.])(0[xXoObB][0-9a-fA-F_]+|\d[\d_]*)n(?![\w$])/;
 
     // Binary operators onto the BigInt runtime (__sigil_b in lower_runtime.js).
@@ -136,6 +136,21 @@
             case 'Literal':
                 return typeof node.bigint === 'string' || (typeof node.value === 'number' && node.raw.indexOf('_') >= 0) ||
                        (!!node.regex && node.regex.flags.indexOf('s') >= 0);
+            case 'ImportDeclaration': case 'ImportExpression':
+                Fail(node, ImportRefusal(node.source && node.source.type === 'Literal' ? node.source.value : null));
+                return false;
+            case 'ExportAllDeclaration':
+                Fail(node, ImportRefusal(node.source.value));
+                return false;
+            case 'ExportNamedDeclaration':
+                if (node.source) Fail(node, ImportRefusal(node.source.value));
+                return true;
+            case 'ExportDefaultDeclaration':
+                if (!node.declaration.id) {
+                    Fail(node, 'export default of an unnamed value is not supported: an action is a script that ' +
+                               'defines main (export default async function main(params) { ... } works)');
+                }
+                return true;
             case 'FunctionDeclaration': case 'FunctionExpression': case 'ArrowFunctionExpression':
                 if (node.generator) Fail(node, 'generators are not supported (Duktape has none)');
                 return node.async;
@@ -388,6 +403,23 @@
             return '(() => { const ' + ref + ' = ' + text + '; ' + statics.join(' ') + ' return ' + ref + '; })()';
         }
 
+        // An action is one immutable script: what it runs is what its CID names, so it cannot load
+        // modules at run time (DESIGN section 5: import_not_allowed). The message names the rule
+        // and the way out.
+        function ImportRefusal(specifier) {
+            return 'import_not_allowed: ' + (specifier !== null ? 'the module "' + specifier + '"' : 'a module') +
+                   ' cannot be imported: an action runs as one script whose CID names all the code it runs. ' +
+                   'Bundle the modules into the action\'s own file (for example esbuild --bundle --format=iife) ' +
+                   'and run that file by its CID';
+        }
+
+        // What remains of an export without a module: the declaration itself, or nothing (with the
+        // line breaks it held, so later lines keep their numbers).
+        function ExportText(node) {
+            if (node.declaration) return R(node.declaration);
+            return source.slice(node.start, node.end).replace(/[^\n]/g, '');
+        }
+
         function StripAsync(node) {
             var text = Splice(node);
             return node.async && source.substr(node.start, 5) === 'async' ? text.slice(5) : text;
@@ -463,6 +495,8 @@
             // answers an array as it is and walks anything else as spread does (the iteration
             // protocol; strings by code point), so buble's indexed loop sees every element.
             ForOfStatement: LoopHead,
+            ExportNamedDeclaration: ExportText,
+            ExportDefaultDeclaration: ExportText,
             ForInStatement: LoopHead,
             Literal: function (node) {
                 if (typeof node.bigint === 'string') return '__sigil_BigInt(' + JSON.stringify(node.bigint) + ')';
