@@ -197,6 +197,15 @@ test('BigInt values reach ethers v5 as native bigints do in Node: BigNumber, uni
     '0x0000000000000000000000000000000000000000000000000000000040000005', '1.5']);
 });
 
+test('a BigInt from toBigInt in code that never names BigInt: typeof, a JSON replacer and arithmetic as in Node', async () => {
+  const code = `async function main() {
+    const v = ethers.BigNumber.from('123456789012345678901234567890').toBigInt();
+    const w = ethers.utils.parseEther('1.5').toBigInt();
+    return { kind: typeof v === 'bigint' ? 'bigint' : typeof v, json: JSON.stringify({ v, w }, (k, x) => typeof x === 'bigint' ? x.toString() : x),
+             sum: String(v + w), less: w < v, back: ethers.BigNumber.from(v + v).toString() }; }`;
+  assert.deepEqual(await run(code, {}), await referee(code, {}));
+});
+
 const READ_ABI = [
   'function MAX_GROUPS() view returns (uint256)',
   'function getApiPayers() view returns (address[])',

@@ -77,6 +77,16 @@ const CASES = {
      const main = async () => [await o.m(1), await new K().k(), await K.s(), await (async () => 'arrow')()];`,
   destructuring_defaults: `const main = () => { const { a = 1, b: { c = 2 } = {}, ...r } = { d: 4 }; const [x = 5, , y = 6, ...zs] = [undefined, 0, null, 7, 8]; function f({ p = 'p', q } = {}, [m = 'm'] = []) { return p + q + m; } return [a, c, r, x, y, zs, f(), f({ q: 'Q' }, ['M'])]; }`,
   template_literals: "const main = () => { const n = 3, o = { k: 'v' }; const tag = (s, ...v) => s.raw.join('|') + v.join(','); return [`a${n}b${o.k}c${`in${n + 1}`}`, tag`x${1}y${2}z`, `multi\nline`]; }",
+  bigint_json_replacer: `const main = () => { const o = { a: 5n, b: [1n, { c: 2n ** 70n }], d: 'x' }; const out = [];
+     out.push(JSON.stringify(o, (k, v) => typeof v === 'bigint' ? v.toString() : v));
+     out.push(JSON.stringify(o, function (k, v) { return typeof v === 'bigint' ? Number(v) : v; }, 1));
+     const grab = (f) => { try { return f(); } catch (e) { return e.name + ': ' + e.message; } };
+     out.push(grab(() => JSON.stringify(o, (k, v) => v)));
+     out.push(grab(() => JSON.stringify(o)));
+     out.push(grab(() => JSON.stringify(o, ['a'])));
+     out.push(grab(() => JSON.stringify({ z: 1 }, (k, v) => k === 'z' ? JSON.stringify({ inner: 3n }) : v)));
+     out.push(grab(() => JSON.stringify([7n], (k, v) => typeof v === 'bigint' ? JSON.stringify([String(v)], (k2, w) => w) : v)));
+     return out; }`,
   v8_error_messages: `const main = () => { const out = []; const grab = (f) => { try { f(); } catch (e) { out.push(e.name + ': ' + e.message); } };
      grab(() => notDefinedAnywhere); let u; const n = null; grab(() => u.x); grab(() => n.x.y); grab(() => n[0]); grab(() => { u.x = 1; });
      grab(() => { throw new TypeError('own words stay'); }); return out; }`,

@@ -44,7 +44,8 @@
     // (buble's have no .raw), loops destructuring their variable and dotAll regular expressions
     // are among them.
     var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]|\bfor\s*\([^;]*?\sof\b|\b(?:import|export)\b|\/[dgimuy]*s[dgimuy]*(?![\w$])/;
-    var BIGINT_MARKERS = /\bBigInt\b|(^|[^\w$.])(0[xXoObB][0-9a-fA-F_]+|\d[\d_]*)n(?![\w$])/;
+    // BigInt, a BigInt literal, or a typeof test for one (BigInts may come from ethers' toBigInt).
+    var BIGINT_MARKERS = /\bBigInt\b|(^|[^\w$.])(0[xXoObB][0-9a-fA-F_]+|\d[\d_]*)n(?![\w$])|(['"])bigint\3/;
 
     // Binary operators onto the BigInt runtime (__sigil_b in lower_runtime.js).
     var BIGINT_BINARY = {

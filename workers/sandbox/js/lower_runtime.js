@@ -61,8 +61,39 @@
 
     // JSBI extends Array; JSON.stringify must refuse BigInts as V8 does (code may still define
     // BigInt.prototype.toJSON, which replaces this one).
+    function Unserializable() { return new TypeError('Do not know how to serialize a BigInt'); }
+    // Whether the JSON.stringify under way has a replacer function (see below).
+    var replacing = false;
     Object.defineProperty(J.prototype, 'toJSON', {
-        value: function () { throw new TypeError('Do not know how to serialize a BigInt'); },
+        value: function () {
+            if (replacing) return this;
+            throw Unserializable();
+        },
+        writable: true, enumerable: false, configurable: true
+    });
+    // V8 hands a replacer function the BigInt itself (BigInts have no toJSON) and refuses only a
+    // BigInt the replacer leaves, so JSON.stringify(x, (k, v) => typeof v === 'bigint' ?
+    // v.toString() : v) works. Here the toJSON above runs before the replacer, so under such a
+    // call it passes the value on, and the replacer is wrapped to refuse a BigInt it answers.
+    var nativeStringify = JSON.stringify;
+    Object.defineProperty(JSON, 'stringify', {
+        value: function stringify(value, replacer, space) {
+            var outer = replacing;
+            var f = replacer;
+            replacing = typeof replacer === 'function';
+            if (replacing) {
+                f = function (key, v) {
+                    var out = replacer.call(this, key, v);
+                    if (out instanceof J) throw Unserializable();
+                    return out;
+                };
+            }
+            try {
+                return nativeStringify(value, f, space);
+            } finally {
+                replacing = outer;
+            }
+        },
         writable: true, enumerable: false, configurable: true
     });
 
