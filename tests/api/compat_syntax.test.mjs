@@ -109,6 +109,12 @@ const CASES = {
   getters_statics: `class S { static #inst; static get inst() { return S.#inst ??= new S(); } id = Math.floor(1.5); } const main = () => [S.inst === S.inst, S.inst.id];`,
   exponent_assign_member: `const main = () => { const o = { a: 2, b: [3] }; o.a **= 3; o.b[0] **= 2; let i = 0; const arr = [2, 2]; arr[i++] **= 2; return [o, arr, i]; };`,
   optional_chain_template_new: "const main = () => { const m = new Map([['k', { f: (x) => `v${x}` }]]); return [m.get('k')?.f?.(1), m.get('z')?.f(1), `${m.get('k')?.f(2) ?? ''}!`]; };",
+  class_fields_super_without_semicolon: `class A { constructor(x) { this.x = x } }
+     class B extends A { f = 1; g = this.x + 1
+       constructor() { super(32)
+         this.after = this.g } }
+     class C extends A { #p = 5; constructor(v) { if (v) { super(v) } else { super(0) } } p() { return this.#p } }
+     const main = () => { const b = new B(), c = new C(7); return [b.x, b.f, b.g, b.after, c.x, c.p()] }`,
   async_in_class_fields: `class Q { run = async (x) => (await x) * 2; static make = async () => new Q(); } const main = async () => { const q = await Q.make(); return await q.run(21); };`,
   nested_destructuring_params_arrows: `const main = () => { const f = ({ a: { b = 1, ...r } = {}, c: [d, ...e] = [] } = {}) => [b, r, d, e]; return [f(), f({ a: { b: 2, x: 3 }, c: [4, 5, 6] })]; };`,
   regex_dotall: `const main = () => { const nl = String.fromCharCode(10); return [('a' + nl + 'b').match(/a.b/s)?.[0].length, /x.y/s.test('x' + nl + 'y'), /x.y/.test('x' + nl + 'y'), /[.]/s.test(nl), /\./s.test('.'), /^(.*!)([^!]*)$/s.exec('a' + nl + '!b')?.[2]]; }`,

@@ -390,7 +390,9 @@
                 var block = ctor.value.body;
                 var after = node.superClass ? TopLevelSuperCall(block) : -1;
                 if (!node.superClass || after >= 0) {
-                    block.$inject = { after: after, text: ' ' + fields + ' ' };
+                    // After super(...), which may end without its semicolon (ASI): a `;` of
+                    // our own keeps the fields a statement apart (`super(2) x = 1` is no syntax).
+                    block.$inject = { after: after, text: (after >= 0 ? '; ' : ' ') + fields + ' ' };
                     block.$d = ctor.value.$d = ctor.$d = true;
                 } else {
                     node.$fields = fields;  // after each nested super(...) (MarkSuperCalls)
