@@ -43,8 +43,9 @@
     // indexes its object, which walks nothing of a Set, a Map or an iterator), tagged templates
     // (buble's have no .raw), loops destructuring their variable and dotAll regular expressions
     // are among them.
-    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]|\bfor\s*\([^;]*?\sof\b|\b(?:import|export)\b|\/[dgimuy]*s[dgimuy]*(?![\w$])/;
+    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]|\bfor\s*\([^;]*?\sof\b|\b(?:import|export)\b|[\w$]\([^()]*\)\s*=>|;(?:let|const|var)\s*[\[{]|\/[dgimuy]*s[dgimuy]*(?![\w$])/;
     // BigInt, a BigInt literal, or a typeof test for one (BigInts may come from ethers' toBigInt).
+    var WORD_CHAR = /[\w$]/;
     var BIGINT_MARKERS = /\bBigInt\b|(^|[^\w$.])(0[xXoObB][0-9a-fA-F_]+|\d[\d_]*)n(?![\w$])|(['"])bigint\3/;
 
     // Binary operators onto the BigInt runtime (__sigil_b in lower_runtime.js).
@@ -152,7 +153,11 @@
                                'defines main (export default async function main(params) { ... } works)');
                 }
                 return true;
-            case 'FunctionDeclaration': case 'FunctionExpression': case 'ArrowFunctionExpression':
+            case 'ArrowFunctionExpression':
+                // `return(a,b)=>f`: buble writes `function` before the `(`, so the arrow is
+                // rendered here and Join keeps a space between the two words.
+                return node.async || WORD_CHAR.test(source.charAt(node.start - 1));
+            case 'FunctionDeclaration': case 'FunctionExpression':
                 if (node.generator) Fail(node, 'generators are not supported (Duktape has none)');
                 return node.async;
             case 'Property': case 'MethodDefinition':
@@ -250,6 +255,14 @@
             if (LOOPS.hasOwnProperty(node.type) && node.body.type !== 'BlockStatement') {
                 node.body.$wrap = node.body.$d = dirty = true;
             }
+            // buble braces a lone if/else branch itself, and loses the closing brace when the next
+            // statement starts right where the branch ends and buble rewrites it from its start
+            // (minified `if(c)x();let[a,b]=y`: the output does not compile): we brace them first.
+            if (node.type === 'IfStatement') {
+                if (node.consequent.type !== 'BlockStatement') node.consequent.$wrap = node.consequent.$d = dirty = true;
+                var alt = node.alternate;
+                if (alt && alt.type !== 'BlockStatement' && alt.type !== 'IfStatement') alt.$wrap = alt.$d = dirty = true;
+            }
             node.$d = dirty;
             return dirty;
         }
@@ -265,11 +278,19 @@
             for (var i = 0; i < children.length; i++) {
                 var child = children[i];
                 if (child.start < pos) continue;
-                out += source.slice(pos, child.start) + R(child);
+                out = Join(out + source.slice(pos, child.start), R(child));
                 pos = child.end;
                 if (i === injectAfter) out += injectText;
             }
-            return out + source.slice(pos, node.end);
+            return Join(out, source.slice(pos, node.end));
+        }
+
+        // a + b, with a space where a rewritten piece would otherwise run into a word: minified
+        // code writes `return!0`, `case-1:` and `return(a,b)=>f`, and `return` + `__sigil_b.lnot(0)`
+        // or buble's `function (a, b)` must stay two tokens.
+        function Join(a, b) {
+            return a !== '' && b !== '' && WORD_CHAR.test(a.charAt(a.length - 1)) && WORD_CHAR.test(b.charAt(0))
+                ? a + ' ' + b : a + b;
         }
 
         function R(node) {
@@ -477,7 +498,10 @@
             },
             FunctionDeclaration: StripAsync,
             FunctionExpression: StripAsync,
-            ArrowFunctionExpression: StripAsync,
+            ArrowFunctionExpression: function (node) {
+                var text = StripAsync(node);
+                return WORD_CHAR.test(source.charAt(node.start - 1)) ? ' ' + text : text;
+            },
             Property: StripAsyncKeyword,
             MethodDefinition: StripAsyncKeyword,
             ClassDeclaration: function (node) { return ClassText(node, true); },
