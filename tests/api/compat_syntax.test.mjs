@@ -113,7 +113,8 @@ const CASES = {
   optional_chain_template_new: "const main = () => { const m = new Map([['k', { f: (x) => `v${x}` }]]); return [m.get('k')?.f?.(1), m.get('z')?.f(1), `${m.get('k')?.f(2) ?? ''}!`]; };",
   minified_bigint: `function t(e){if(e==="")return!0;return!1}function n(e){return-e}function f(i){if(i.length!==2)throw new Error("len");let[r,o]=i;return r+o}
      function mk(U){return(a,b)=>U(a,b)}function sw(e){switch(e){case!0:return"t";case-1:return"m";default:return"f"}}function h(a){if(a.x)a.y=1;else a.y=2;let{y}=a;return y}
-     function k(e){return typeof-e+void!e}const main=()=>[t(""),t("x"),n(2),n(5n),f(["a","b"]),mk((a,b)=>a+b)(1,2),sw(!0),sw(-1),sw(0),h({x:1}),h({}),k(1),typeof 1n]`,
+     function k(e){return typeof-e+void!e}function sq(a,b,c){if(a||b,c)return 1;return 2}function cm(a,b){return(a,b)+1n}
+     const main=()=>[t(""),t("x"),n(2),n(5n),f(["a","b"]),mk((a,b)=>a+b)(1,2),sw(!0),sw(-1),sw(0),h({x:1}),h({}),k(1),typeof 1n,sq(0,0,1),sq(1,1,0),cm(1,2n)]`,
   minified_plain: `function t(e){if(e==="")return!0;return!1}function n(e){return-e}function f(i){if(i.length!==2)throw new Error("len");let[r,o]=i;return r+o}
      function mk(U){return(a,b)=>U(a,b)}function as(U){return async(a)=>U(a)}function h(a){if(a.x)a.y=1;else a.y=2;let{y}=a;return y}
      function g(a){if(a)return 1;const[b]=[2];return b}const main=async()=>[t(""),n(2),f(["a","b"]),mk((a,b)=>a+b)(1,2),await as((a)=>a*3)(2),h({x:1}),h({}),g(0),g(1)]`,

@@ -294,10 +294,15 @@
         }
 
         function R(node) {
-            if (!node.$d) return source.slice(node.start, node.end);
+            // acorn's ranges leave out parentheses, so a comma expression placed into a helper's
+            // arguments (`(a, b) + 1n`, `if (a || b, c)` in BigInt code) would become two
+            // arguments: it is always rendered in parentheses of its own.
+            var comma = node.type === 'SequenceExpression';
+            if (!node.$d) return comma ? '(' + source.slice(node.start, node.end) + ')' : source.slice(node.start, node.end);
             var handler = HANDLERS.hasOwnProperty(node.type) ? HANDLERS[node.type] : null;
             var text = handler ? handler(node) : undefined;
             if (text === undefined) text = Splice(node);
+            if (comma) text = '(' + text + ')';
             if (node.$truth) text = '__sigil_b.truth(' + text + ')';
             if (node.$wrap) text = '{ ' + text + ' }';
             var missing = LineBreaks(source.slice(node.start, node.end)) - LineBreaks(text);
