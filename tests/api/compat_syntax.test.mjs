@@ -56,6 +56,23 @@ async function compare(name, code, params) {
   assert.equal(j.response, want, `${name}: the sandbox answered differently from Node`);
 }
 
+// Babel 7's class helpers as ES5 bundles of libraries carry them (7.9-7.19): with Proxy present they
+// construct every subclass instance through Reflect.construct(Super, arguments, NewTarget).
+const BABEL_HELPERS = `
+function _typeof(obj) { return typeof obj; }
+function _classCallCheck(instance, Constructor) { if (!(instance instanceof Constructor)) throw new TypeError("Cannot call a class as a function"); }
+function _inherits(subClass, superClass) { if (typeof superClass !== "function" && superClass !== null) throw new TypeError("Super expression must either be null or a function"); subClass.prototype = Object.create(superClass && superClass.prototype, { constructor: { value: subClass, writable: true, configurable: true } }); if (superClass) _setPrototypeOf(subClass, superClass); }
+function _setPrototypeOf(o, p) { _setPrototypeOf = Object.setPrototypeOf || function _setPrototypeOf(o, p) { o.__proto__ = p; return o; }; return _setPrototypeOf(o, p); }
+function _createSuper(Derived) { var hasNativeReflectConstruct = _isNativeReflectConstruct(); return function _createSuperInternal() { var Super = _getPrototypeOf(Derived), result; if (hasNativeReflectConstruct) { var NewTarget = _getPrototypeOf(this).constructor; result = Reflect.construct(Super, arguments, NewTarget); } else { result = Super.apply(this, arguments); } return _possibleConstructorReturn(this, result); }; }
+function _possibleConstructorReturn(self, call) { if (call && (_typeof(call) === "object" || typeof call === "function")) { return call; } return _assertThisInitialized(self); }
+function _assertThisInitialized(self) { if (self === void 0) { throw new ReferenceError("this hasn't been initialised - super() hasn't been called"); } return self; }
+function _wrapNativeSuper(Class) { var _cache = typeof Map === "function" ? new Map() : undefined; _wrapNativeSuper = function _wrapNativeSuper(Class) { if (Class === null || !_isNativeFunction(Class)) return Class; if (typeof Class !== "function") { throw new TypeError("Super expression must either be null or a function"); } if (typeof _cache !== "undefined") { if (_cache.has(Class)) return _cache.get(Class); _cache.set(Class, Wrapper); } function Wrapper() { return _construct(Class, arguments, _getPrototypeOf(this).constructor); } Wrapper.prototype = Object.create(Class.prototype, { constructor: { value: Wrapper, enumerable: false, writable: true, configurable: true } }); return _setPrototypeOf(Wrapper, Class); }; return _wrapNativeSuper(Class); }
+function _construct(Parent, args, Class) { if (_isNativeReflectConstruct()) { _construct = Reflect.construct; } else { _construct = function _construct(Parent, args, Class) { var a = [null]; a.push.apply(a, args); var Constructor = Function.bind.apply(Parent, a); var instance = new Constructor(); if (Class) _setPrototypeOf(instance, Class.prototype); return instance; }; } return _construct.apply(null, arguments); }
+function _isNativeReflectConstruct() { if (typeof Reflect === "undefined" || !Reflect.construct) return false; if (Reflect.construct.sham) return false; if (typeof Proxy === "function") return true; try { Date.prototype.toString.call(Reflect.construct(Date, [], function () {})); return true; } catch (e) { return false; } }
+function _isNativeFunction(fn) { return Function.toString.call(fn).indexOf("[native code]") !== -1; }
+function _getPrototypeOf(o) { _getPrototypeOf = Object.setPrototypeOf ? Object.getPrototypeOf : function _getPrototypeOf(o) { return o.__proto__ || Object.getPrototypeOf(o); }; return _getPrototypeOf(o); }
+`;
+
 const CASES = {
   optional_member: `const main = () => { const o = { a: { b: { c: 1 } } }, n = null; return [o?.a.b.c, n?.a.b.c, o.x?.y.z, o?.["a"]?.b?.["c"]]; }`,
   optional_call_this: `const main = () => { const o = { v: 7, m() { return this.v; }, k: { f() { return this === o.k; } } }; const n = undefined;
@@ -158,6 +175,78 @@ const CASES = {
        Math.expm1(0), Math.expm1(1e-10), Math.expm1(1), Object.keys(Object.getOwnPropertyDescriptors({ p: 1, get q() { return 2; } })),
        (() => { const w = new WeakSet(); const k = {}; w.add(k); return [w.has(k), w.has({}), w.delete(k), w.has(k), t(() => w.add(1))]; })()]; }`,
   bigint_truthiness: `const main = () => { let n = 3n, steps = 0; while (n) { n--; steps++; } const r = []; if (0n) r.push('if0'); if (2n) r.push('if2'); for (let i = 2n; i; i--) r.push(i); return [!0n, !1n, !!0n, 0n ? 'y' : 'n', 0n || 'or', 1n && 'and', 0n && 'no', steps, r]; }`,
+  // Subclasses of Error (lowered to Error.call(this, m) on frozen built-ins) and assignments that
+  // shadow a frozen prototype's constructor or toString, sloppy and strict.
+  error_subclass_sloppy: `class E extends Error { constructor(m) { super(m); this.name = "E"; } }
+     class T extends TypeError { constructor(m) { super(m); this.name = "T"; } } class R extends RangeError {}
+     class F extends E { constructor(m) { super(m + "!"); this.level = 2; } }
+     const info = (e, C) => [e.name, e.message, e instanceof C, e instanceof Error, String(e), typeof e.stack, e.stack.split('\\n')[0], e.constructor === C, Object.keys(e)];
+     const grab = (f, C) => { try { f(); } catch (e) { return info(e, C); } };
+     const main = () => [grab(() => { throw new E("boom"); }, E), grab(() => { throw new T("t"); }, T), grab(() => { throw new R("r"); }, R),
+       grab(() => { throw new F("f"); }, F), new F("x") instanceof E, new E().message, Object.prototype.hasOwnProperty.call(new E(), 'message')];`,
+  error_subclass_strict: `'use strict';
+     class E extends Error { constructor(m, o) { super(m, o); this.name = "E"; } }
+     class T extends TypeError { constructor(m) { super(m); this.name = "T"; } } class R extends RangeError {}
+     class F extends E { constructor(m) { super(m + "!"); this.level = 2; } }
+     const info = (e, C) => [e.name, e.message, e instanceof C, e instanceof Error, String(e), typeof e.stack, e.stack.split('\\n')[0], e.constructor === C, Object.keys(e)];
+     const grab = (f, C) => { try { f(); } catch (e) { return info(e, C); } };
+     const main = () => [grab(() => { throw new E("boom"); }, E), grab(() => { throw new T("t"); }, T), grab(() => { throw new R("r"); }, R),
+       grab(() => { throw new F("f"); }, F), new F("x") instanceof E, new E().message, Object.prototype.hasOwnProperty.call(new E(), 'message')];`,
+  error_subclass_cause_fields: `'use strict';
+     class E extends Error { code = 'E_X'; constructor(m, o) { super(m, o); this.name = 'E'; } }
+     class G extends Error { kind = 'g'; static made = 0; }
+     class H extends E { extra = this.code + '!'; }
+     const main = () => { const root = new Error('root'); const e = new E('wrapped', { cause: root }), h = new H('h', { cause: undefined }), n = new E('none', {});
+       const d = Object.getOwnPropertyDescriptor(e, 'cause'), m = Object.getOwnPropertyDescriptor(e, 'message');
+       return [e.cause === root, e.cause.message, [d.enumerable, d.writable, d.configurable], [m.enumerable, m.writable], 'cause' in h, h.cause, 'cause' in n,
+         e.code, h.extra, h.name, String(h), new G('g').kind, new G('g').name, String(new G('msg')), Object.keys(h)]; };`,
+  error_subclass_methods: `'use strict';
+     class HttpError extends Error { constructor(status, m) { super(m); this.name = 'HttpError'; this.status = status; }
+       toString() { return this.name + '(' + this.status + '): ' + this.message; } get retry() { return this.status >= 500; } toJSON() { return { status: this.status, message: this.message }; } }
+     class NotFound extends HttpError { constructor(what) { super(404, what + ' not found'); this.name = 'NotFound'; } }
+     const main = () => { const e = new NotFound('page'); let caught; try { throw e; } catch (x) { caught = x; }
+       return [String(caught), caught.retry, JSON.stringify(caught), caught instanceof HttpError, caught.constructor.name, Object.getPrototypeOf(NotFound) === HttpError,
+         \`\${caught}\`, caught.message, new HttpError(503, 'down').retry]; };`,
+  override_builtins_strict: `'use strict';
+     function C() {} function D() {}
+     const main = () => { const o = {}; o.toString = function () { return 'mine'; }; const p = {}; p.constructor = C;
+       const q = Object.assign({}, { valueOf() { return 41; } }); const r = {}; r.hasOwnProperty = () => 'shadowed'; const s = {}; s.toLocaleString = () => 'loc';
+       D.prototype = Object.create(Object.prototype); D.prototype.constructor = D; D.prototype.toString = function () { return 'D!'; };
+       const arr = [1, 2]; arr.toString = () => 'arr'; const fn = function () {}; fn.toString = () => 'fn';
+       return [String(o), \`\${o}\`, p.constructor === C, q + 1, r.hasOwnProperty('x'), s.toLocaleString(), String(new D()), new D().constructor === D,
+         String(arr), '' + fn, Object.keys(o), ({}).toString(), ({}).constructor === Object, [3].toString(), Object.prototype.hasOwnProperty.call(o, 'toString')]; };`,
+  override_builtins_sloppy: `function C() {}
+     const main = () => { const o = {}; o.toString = function () { return 'mine'; }; o.constructor = C; const e = new Error('x'); e.name = 'Custom'; e.toString = () => 'own';
+       const t = new TypeError('t'); t.message = 'changed';
+       return [String(o), o.constructor === C, e.name, String(e), t.message, String(t), Object.keys(o), Object.keys(e), new Error('y').name]; };`,
+  // Proxy (bundled libraries use it at load) with the traps Duktape has, and Reflect.construct with
+  // a newTarget, which Babel's class helpers take once Proxy exists.
+  proxy_reflect_construct: `const main = () => { function Base(x) { this.x = x; this.kind = this.label(); } Base.prototype.label = function () { return 'base'; };
+     function Sub() {} Sub.prototype = Object.create(Base.prototype); Sub.prototype.label = function () { return 'sub'; };
+     const o = Reflect.construct(Base, [4], Sub), e = Reflect.construct(Error, ['m'], Sub), d = Reflect.construct(Date, [0], Sub), p = Reflect.construct(Base, [5]);
+     return [o instanceof Sub, o.x, o.kind, e instanceof Sub, e.message, Object.prototype.toString.call(e), d instanceof Sub, Date.prototype.getTime.call(d), p.kind,
+       Boolean.prototype.valueOf.call(Reflect.construct(Boolean, [], function () {}))]; }`,
+  babel_class_helpers: `'use strict';
+     ${BABEL_HELPERS}
+     var MyError = function (_Error) { _inherits(MyError, _Error); var _super = _createSuper(MyError);
+       function MyError(m) { var _this; _classCallCheck(this, MyError); _this = _super.call(this, m); _this.name = 'MyError'; return _this; }
+       MyError.prototype.describe = function () { return 'described ' + this.message; }; return MyError; }(_wrapNativeSuper(Error));
+     var Base = function () { function Base(x) { _classCallCheck(this, Base); this.x = x; this.kind = this.label(); } Base.prototype.label = function () { return 'base'; }; return Base; }();
+     var Derived = function (_Base) { _inherits(Derived, _Base); var _super = _createSuper(Derived);
+       function Derived(x) { var _this; _classCallCheck(this, Derived); _this = _super.call(this, x * 2); _this.y = 1; return _this; }
+       Derived.prototype.label = function () { return 'derived'; }; return Derived; }(Base);
+     function main() { var e; try { throw new MyError('boom'); } catch (x) { e = x; } var d = new Derived(21);
+       return [e.name, e.message, e instanceof MyError, e instanceof Error, String(e), e.describe(), Object.prototype.toString.call(e), typeof e.stack,
+         d.x, d.y, d.kind, d instanceof Derived, d instanceof Base]; }`,
+  proxy_traps: `const main = () => { const log = []; const target = { a: 1, b: 2 };
+     const p = new Proxy(target, { get: (t, k) => (log.push('get ' + String(k)), k in t ? t[k] : 'got ' + String(k)),
+       set: (t, k, v) => { log.push('set ' + k); t[k] = v * 2; return true; }, has: (t, k) => k === 'virtual' || k in t,
+       deleteProperty: (t, k) => { log.push('delete ' + k); delete t[k]; return true; } });
+     p.c = 5; delete p.a;
+     const f = new Proxy(function (x) { return x + 1; }, { apply: (t, self, args) => 'applied ' + t(args[0]), construct: (t, args) => ({ made: args[0] }) });
+     const plain = new Proxy({ x: 1 }, {});
+     return [new Proxy({}, { get: (t, k) => "got " + String(k) }).hello, p.a, p.b, p.zzz, target.c, 'virtual' in p, 'a' in p, 'b' in p, f(1), new f(2), typeof f, typeof p,
+       plain.x, (plain.y = 2, plain.y), Object.keys(plain), JSON.stringify(plain), Array.isArray(new Proxy([], {})), log]; }`,
 };
 
 for (const [name, code] of Object.entries(CASES)) {

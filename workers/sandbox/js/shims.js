@@ -778,6 +778,94 @@
         });
     }
 
+    // --- Error constructors as the super of an ES5-lowered class ------------------------------
+    // buble lowers `class E extends Error { constructor(m) { super(m); } }` to `function E(m) {
+    // Error.call(this, m); }` (`Error.apply(this, args)` with class fields), as TypeScript's ES5
+    // output does (`_super.call(this, m) || this`). Duktape's Error, called as a function,
+    // ignores `this` and returns a new error, so the instance got no message and no cause. Error
+    // gets its own call and apply (the other error constructors and every subclass inherit them
+    // through their prototype chain): on an instance of a subclass of the constructor they do to
+    // `this` what super(message, options) does in V8 and answer `this`; anything else goes to
+    // Function.prototype's. The constructors stay Duktape's own, so `new Error(m)`, `Error(m)`
+    // and the errors the engine raises are exactly as before. The instance needs no stack from
+    // here: Duktape gives every object a `new` expression makes that inherits Error.prototype a
+    // traceback once its constructor returns, starting at that `new` and headed, when read, by
+    // the subclass's name and message, as V8 prints a derived class's stack.
+    var NativeApply = Function.prototype.apply;
+    var ERROR_CONSTRUCTORS = [Error, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError];
+    function HiddenData(o, name, value) {
+        Object.defineProperty(o, name, { value: value, writable: true, enumerable: false, configurable: true });
+    }
+    function CallError(ctor, self, args) {
+        var asSuper = ERROR_CONSTRUCTORS.indexOf(ctor) >= 0 && self instanceof ctor &&
+                      Object.getPrototypeOf(self) !== ctor.prototype && args !== null && typeof args === 'object';
+        if (!asSuper) return NativeApply.call(ctor, self, args);
+        var message = args[0], options = args[1];
+        if (message !== undefined) HiddenData(self, 'message', String(message));
+        // ES2022 InstallErrorCause: an own `cause` whenever the options object has one.
+        if (options !== null && typeof options === 'object' && 'cause' in options) HiddenData(self, 'cause', options.cause);
+        return self;
+    }
+    if (!Object.prototype.hasOwnProperty.call(Error, 'call')) {
+        HiddenData(Error, 'call', function call(self) {
+            return CallError(this, self, Array.prototype.slice.call(arguments, 1));
+        });
+        HiddenData(Error, 'apply', function apply(self, args) {
+            return CallError(this, self, args === null || args === undefined ? [] : args);
+        });
+    }
+
+    // --- Reflect.construct(target, args, newTarget) ------------------------------------------
+    // Duktape 2.7 refuses a newTarget other than the target ("unsupported"). Babel's class helpers
+    // (_createSuper, _wrapNativeSuper, as bundled libraries carry them) construct every subclass
+    // instance that way once `typeof Proxy === 'function'`, which it is in the action heap. Here
+    // an ECMAScript target runs on an object that has newTarget's prototype from the start, as
+    // `new` gives a subclass; a built-in or bound target builds its object, which then takes
+    // newTarget's prototype (Babel's own fallback, and what a built-in makes in V8).
+    if (typeof Reflect === 'object' && Reflect !== null && typeof Reflect.construct === 'function') {
+        var NativeConstruct = Reflect.construct;
+        var FunctionText = Function.prototype.toString;
+        HiddenData(Reflect, 'construct', function construct(target, args, newTarget) {
+            if (arguments.length < 3 || newTarget === target) return NativeConstruct(target, args);
+            if (typeof target !== 'function' || typeof newTarget !== 'function') {
+                throw new TypeError('Reflect.construct: target and newTarget must be constructors');
+            }
+            if (args === null || typeof args !== 'object') throw new TypeError('CreateListFromArrayLike called on non-object');
+            var proto = newTarget.prototype;
+            if (proto === null || (typeof proto !== 'object' && typeof proto !== 'function')) proto = target.prototype;
+            if (FunctionText.call(target).indexOf('[ecmascript code]') >= 0) {
+                var self = Object.create(proto);
+                var out = NativeApply.call(target, self, args);
+                return out !== null && (typeof out === 'object' || typeof out === 'function') ? out : self;
+            }
+            return Object.setPrototypeOf(NativeConstruct(target, args), proto);
+        });
+    }
+
+    // V8's Error.captureStackTrace(target, constructorOpt), which libraries call unguarded: an
+    // own `stack` on target, headed by its name and message, with the caller's frames (without
+    // those above and including the most recent call of constructorOpt, matched by its name).
+    define(Error, 'captureStackTrace', function captureStackTrace(target, constructorOpt) {
+        if (target === null || (typeof target !== 'object' && typeof target !== 'function')) {
+            throw new TypeError('Invalid argument');
+        }
+        // The trace's first line is its header, the second this function's frame.
+        var frames = String(new Error().stack).split('\n').slice(2);
+        var skipTo = typeof constructorOpt === 'function' ? constructorOpt.name : '';
+        if (skipTo) {
+            for (var i = 0; i < frames.length; i++) {
+                if (frames[i].indexOf('    at ' + skipTo + ' (') === 0) {
+                    frames = frames.slice(i + 1);
+                    break;
+                }
+            }
+        }
+        var name = target.name === undefined ? 'Error' : String(target.name);
+        var message = target.message === undefined ? '' : String(target.message);
+        var header = name === '' ? message : message === '' ? name : name + ': ' + message;
+        HiddenData(target, 'stack', [header].concat(frames).join('\n'));
+    });
+
     // --- V8's wording for the errors the engine raises ---------------------------------------
     // Actions report e.message in their answers and some test it ("is not defined"), as written
     // for V8; Duktape words the same errors its own way. Its errCreate hook sees every error as it

@@ -137,7 +137,10 @@ class SandboxRunTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testForbiddenSyscallsKillWithSigsys);
     CPPUNIT_TEST(testCrashIsCleanOutcome);
     CPPUNIT_TEST(testDangerousGlobalsRemoved);
+    CPPUNIT_TEST(testProxyKeptAndNativesRefuseIt);
     CPPUNIT_TEST(testBuiltinPrototypesFrozen);
+    CPPUNIT_TEST(testFrozenPrototypesCanBeShadowed);
+    CPPUNIT_TEST(testErrorSubclassesAsInV8);
     CPPUNIT_TEST(testRunsDoNotShareGlobals);
     CPPUNIT_TEST(testOpRoundTrip);
     CPPUNIT_TEST(testLogsReachHandler);
@@ -169,6 +172,12 @@ class SandboxRunTests : public CppUnit::TestFixture {
                             const std::string& params = "{}", OpHandler* handler = nullptr) {
         RecordingHandler fallback;
         auto r = RunAction(zygote, RunRequest{code, params, limits}, handler != nullptr ? *handler : fallback);
+        CPPUNIT_ASSERT_MESSAGE(r.ok() ? "" : r.error().message, r.ok());
+        return std::move(r).value();
+    }
+    RunOutcome RunLowered(const std::string& code) {
+        RecordingHandler handler;
+        auto r = RunAction(*m_zygote, RunRequest{code, "{}", {}, true}, handler);
         CPPUNIT_ASSERT_MESSAGE(r.ok() ? "" : r.error().message, r.ok());
         return std::move(r).value();
     }
@@ -318,11 +327,30 @@ public:
         CPPUNIT_ASSERT(Run("function main() { return 1; }").end == RunEnd::Completed);
     }
     void testDangerousGlobalsRemoved() {
-        auto o = Run("function main() { return [typeof Duktape, typeof Proxy, typeof CBOR, typeof __sigil_op,"
+        auto o = Run("function main() { return [typeof Duktape, typeof CBOR, typeof __sigil_op,"
                      " typeof __sigil_log, typeof __sigil_jobs, typeof __sigil_random, typeof __sigil_crypto,"
                      " typeof __sigil_keccak256]; }");
-        CPPUNIT_ASSERT_EQUAL(std::string(R"(["undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined"])"),
+        CPPUNIT_ASSERT_EQUAL(std::string(R"(["undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined"])"),
                              o.response_json);
+    }
+    // Proxy stays (bundled libraries build on it at load): its traps only run script code where a
+    // getter could already, and no native looks through one (child.cpp's PRELUDE). The web
+    // globals hand their natives fresh buffer views made from what a Proxy answers, which the
+    // engine checks like any other, and the Proxy constructor is frozen like every built-in.
+    void testProxyKeptAndNativesRefuseIt() {
+        auto o = Run(R"JS(
+            function main() {
+              var p = new Proxy({}, { get: function (t, k) { return 'got ' + String(k); } });
+              var r = [p.hello, Object.isFrozen(Proxy)];
+              r.push(new TextDecoder().decode(new Proxy(new Uint8Array([104, 105]), {})));
+              var lying = new Proxy(new Uint8Array(4), { get: function (t, k) { return k === 'byteOffset' ? 1e6 : t[k]; } });
+              try { crypto.getRandomValues(lying); r.push('filled'); } catch (e) { r.push(e.name); }
+              var loud = new Proxy({}, { get: function (t, k) { return k === 'toString' ? function () { return 'abc'; } : undefined; } });
+              r.push(new TextEncoder().encode(loud).length);
+              try { new Proxy(p, {}); } catch (e) { r.push(e.name); }
+              return r;
+            })JS");
+        CPPUNIT_ASSERT_EQUAL(std::string(R"(["got hello",true,"hi","RangeError",3,"TypeError"])"), o.response_json);
     }
     void testBuiltinPrototypesFrozen() {
         auto o = Run(R"JS(
@@ -338,6 +366,48 @@ public:
               return r;
             })JS");
         CPPUNIT_ASSERT_EQUAL(std::string(R"([true,true,true,true,true,true,"TypeError",true,"function"])"), o.response_json);
+    }
+    // The override mistake repaired (child.cpp's PRELUDE): assignments that shadow a frozen
+    // built-in's constructor, toString or an error's name give the object its own property, in
+    // strict code too, while the prototypes themselves stay as they were.
+    void testFrozenPrototypesCanBeShadowed() {
+        auto o = Run(R"JS(
+            'use strict';
+            function C() {}
+            C.prototype = Object.create(Error.prototype);
+            C.prototype.constructor = C;
+            C.prototype.name = 'C';
+            function main() {
+              var obj = {}; obj.toString = function () { return 'mine'; }; obj.constructor = C;
+              var r = [String(obj), obj.constructor === C, Object.keys(obj).join(), String(new C()), ({}).constructor === Object];
+              try { Object.prototype.toString = null; } catch (e) { r.push(e.name); }
+              try { Error.prototype.name = 'x'; } catch (e) { r.push(e.name); }
+              r.push(Object.isFrozen(Object.prototype), Object.isFrozen(Error.prototype), String({}), new Error('m').name);
+              return r;
+            })JS");
+        CPPUNIT_ASSERT_EQUAL(std::string(R"(["mine",true,"toString,constructor","C",true,"TypeError","TypeError",true,true,"[object Object]","Error"])"),
+                             o.response_json);
+    }
+    // An ES5-lowered class's super call (Error.call(this, m, options)) initialises `this`; the
+    // constructors themselves, and the errors they and the engine make, are Duktape's own.
+    void testErrorSubclassesAsInV8() {
+        auto o = RunLowered(R"JS(
+            class E extends Error { constructor(m, o) { super(m, o); this.name = 'E'; } }
+            class F extends E { code = 3; }
+            function make() { return new F('boom', { cause: 'why' }); }
+            function main() {
+              var e = make();
+              var own = Object.getOwnPropertyDescriptor(e, 'message');
+              var native = new Error('n');
+              var target = {};
+              Error.captureStackTrace(target);
+              return [e.message, e.cause, e.code, e instanceof E, e instanceof Error, String(e), own.enumerable,
+                      e.stack.split('\n')[0], e.stack.indexOf('at make') > 0, native.constructor === Error,
+                      native.stack.split('\n')[1].indexOf('at main') > 0, Error('plain').message,
+                      Object.getPrototypeOf(native) === Error.prototype, target.stack.split('\n')[1].indexOf('at main') > 0];
+            })JS");
+        CPPUNIT_ASSERT_EQUAL(std::string(R"(["boom","why",3,true,true,"E: boom",false,"E: boom",true,true,true,"plain",true,true])"),
+                             o.response_json);
     }
     void testRunsDoNotShareGlobals() {
         CPPUNIT_ASSERT(Run("leaked = 42; function main() { return leaked; }").response_json == "42");
