@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import {
-  startStack, ethers, assertOk, actionCid, actionRunner, newAccount, addGroup, addUsageKey, createWallet, chainRpc, SOURCE_DIR,
+  startStack, ethers, assertOk, actionCid, actionRunner, minedReceipt, newAccount, addGroup, addUsageKey, createWallet, chainRpc, SOURCE_DIR,
 } from './stack.mjs';
 
 const require = createRequire(import.meta.url);
@@ -133,7 +133,7 @@ test('10 uptimeInsurance (const main = async arrow): healthy by fetch, a dry-run
   await chainRpc(stack, 'anvil_setBalance', [dry.response.pool, '0xde0b6b3a7640000']);
   const paid = await run(code, base, { pkp: null });
   assert.equal(paid.response.paid, true, JSON.stringify(paid.response));
-  const receipt = await chainRpc(stack, 'eth_getTransactionReceipt', [paid.response.txHash]);
+  const receipt = await minedReceipt(stack, paid.response.txHash);
   assert.equal(receipt.status, '0x1');
   assert.equal(BigInt(await chainRpc(stack, 'eth_getBalance', [policyholder, 'latest'])), 1000000000000000n);
 });

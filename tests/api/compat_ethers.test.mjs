@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import {
-  startStack, SOURCE_DIR, assertOk, actionRunner, newAccount, addGroup, addUsageKey, createWallet, chainRpc,
+  startStack, SOURCE_DIR, assertOk, actionRunner, newAccount, addGroup, addUsageKey, createWallet, chainRpc, minedReceipt,
 } from './stack.mjs';
 
 const require = createRequire(join(SOURCE_DIR, 'package.json'));
@@ -197,6 +197,26 @@ test('BigInt values reach ethers v5 as native bigints do in Node: BigNumber, uni
     '0x0000000000000000000000000000000000000000000000000000000040000005', '1.5']);
 });
 
+test('an action\'s class extending ethers.Signer overrides its methods (sloppy and strict code), as in Node', async () => {
+  for (const prologue of ['', '"use strict";\n']) {
+    const code = `${prologue}class KeySigner extends ethers.Signer {
+        constructor(key, provider) { super(); ethers.utils.defineReadOnly(this, 'wallet', new ethers.Wallet(key)); this.provider = provider; }
+        async getAddress() { return this.wallet.address; }
+        async signMessage(message) { return this.wallet.signMessage(message); }
+        async signTransaction(tx) { return this.wallet.signTransaction(tx); }
+        connect(provider) { return new KeySigner(this.wallet.privateKey, provider); }
+        toString() { return 'KeySigner'; }
+      }
+      async function main({ key }) {
+        const s = new KeySigner(key);
+        const signature = await s.signMessage('hi');
+        return { address: await s.getAddress(), recovered: ethers.utils.verifyMessage('hi', signature), signature,
+                 isSigner: ethers.Signer.isSigner(s), text: String(s), connected: s.connect(null) instanceof KeySigner,
+                 tx: await s.signTransaction({ to: '${TO}', value: 1, nonce: 0, gasLimit: 21000, gasPrice: 1, chainId: 1 }) }; }`;
+    assert.deepEqual(await run(code, { key: KEY }), await referee(code, { key: KEY }), prologue || 'sloppy');
+  }
+});
+
 test('a BigInt from toBigInt in code that never names BigInt: typeof, a JSON replacer and arithmetic as in Node', async () => {
   const code = `async function main() {
     const v = ethers.BigNumber.from('123456789012345678901234567890').toBigInt();
@@ -289,7 +309,7 @@ test('a transaction built and signed by ethers v5 inside an action is the one No
   assert.equal(parsed.to, to);
   const hash = await chainRpc(stack, 'eth_sendRawTransaction', [got.signed]);
   assert.equal(hash, parsed.hash);
-  const receipt = await chainRpc(stack, 'eth_getTransactionReceipt', [hash]);
+  const receipt = await minedReceipt(stack, hash);
   assert.equal(receipt.status, '0x1');
   assert.equal(BigInt(await chainRpc(stack, 'eth_getBalance', [to, 'latest'])), 12345n);
 });
@@ -307,7 +327,7 @@ test('populateTransaction and signTransaction take BigInt fields as in Node; the
   delete tx.from;
   assert.equal(got.signed, await new ethers5.Wallet(key).signTransaction(tx));
   const hash = await chainRpc(stack, 'eth_sendRawTransaction', [got.signed]);
-  const receipt = await chainRpc(stack, 'eth_getTransactionReceipt', [hash]);
+  const receipt = await minedReceipt(stack, hash);
   assert.equal(receipt.status, '0x1');
   assert.equal(BigInt(await chainRpc(stack, 'eth_getBalance', [to, 'latest'])), 12345n * 2n ** 30n);
 });
@@ -320,7 +340,7 @@ test('an action sends a transaction with Wallet.sendTransaction and waits for it
   assert.equal(got.status, 1);
   assert.ok(got.confirmations >= 1);
   assert.equal(got.balance, '777');
-  const receipt = await chainRpc(stack, 'eth_getTransactionReceipt', [got.hash]);
+  const receipt = await minedReceipt(stack, got.hash);
   assert.equal(receipt.status, '0x1');
   assert.equal(Number(receipt.blockNumber), got.blockNumber);
   assert.equal(receipt.from.toLowerCase(), address.toLowerCase());

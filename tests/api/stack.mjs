@@ -504,6 +504,14 @@ export async function eventually(fn, timeoutMs = 5000, stepMs = 100) {
   }
 }
 
+/// The receipt of a transaction the test sent, once the node has mined it (anvil mines at once,
+/// but a loaded machine may answer the receipt query first).
+export async function minedReceipt(stack, hash, timeoutMs = 10000) {
+  const receipt = await eventually(() => chainRpc(stack, 'eth_getTransactionReceipt', [hash]), timeoutMs, 50);
+  if (!receipt) throw new Error(`transaction ${hash} was not mined within ${timeoutMs} ms`);
+  return receipt;
+}
+
 /// Reads the compiled AccountConfig ABI.
 export function accountConfigAbi() {
   return JSON.parse(readFileSync(join(BUILD_DIR, 'contracts/AccountConfig.abi.json'), 'utf8'));
