@@ -128,6 +128,12 @@ const CASES = {
   getters_statics: `class S { static #inst; static get inst() { return S.#inst ??= new S(); } id = Math.floor(1.5); } const main = () => [S.inst === S.inst, S.inst.id];`,
   exponent_assign_member: `const main = () => { const o = { a: 2, b: [3] }; o.a **= 3; o.b[0] **= 2; let i = 0; const arr = [2, 2]; arr[i++] **= 2; return [o, arr, i]; };`,
   optional_chain_template_new: "const main = () => { const m = new Map([['k', { f: (x) => `v${x}` }]]); return [m.get('k')?.f?.(1), m.get('z')?.f(1), `${m.get('k')?.f(2) ?? ''}!`]; };",
+  loop_closures_continue: `const main = () => { let g = 0; const fns = [], out = [];
+     for (let a = 0; a < 6;) { if (++g > 100) return 'stuck at a=' + a; let c = 2; fns.push(() => c + a); if (a < 3) { a += 1; continue; } a += c; }
+     for (let i = 0, j = 10; i < 5; i++) { fns.push(() => i * j); if (i % 2) { j--; continue; } j += 2; }
+     for (let i = 0; i < 3; i++) { for (let k = 0; k < 4;) { fns.push(() => k); if (k === 1) { k += 2; continue } k++ } }
+     let w = 0; while (w < 4) { const v = w++; fns.push(() => v); if (v === 2) continue; }
+     return [g, fns.map((f) => f())]; }`,
   minified_bigint: `function t(e){if(e==="")return!0;return!1}function n(e){return-e}function f(i){if(i.length!==2)throw new Error("len");let[r,o]=i;return r+o}
      function mk(U){return(a,b)=>U(a,b)}function sw(e){switch(e){case!0:return"t";case-1:return"m";default:return"f"}}function h(a){if(a.x)a.y=1;else a.y=2;let{y}=a;return y}
      function k(e){return typeof-e+void!e}function sq(a,b,c){if(a||b,c)return 1;return 2}function cm(a,b){return(a,b)+1n}
