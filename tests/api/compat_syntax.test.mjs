@@ -128,6 +128,10 @@ const CASES = {
   getters_statics: `class S { static #inst; static get inst() { return S.#inst ??= new S(); } id = Math.floor(1.5); } const main = () => [S.inst === S.inst, S.inst.id];`,
   exponent_assign_member: `const main = () => { const o = { a: 2, b: [3] }; o.a **= 3; o.b[0] **= 2; let i = 0; const arr = [2, 2]; arr[i++] **= 2; return [o, arr, i]; };`,
   optional_chain_template_new: "const main = () => { const m = new Map([['k', { f: (x) => `v${x}` }]]); return [m.get('k')?.f?.(1), m.get('z')?.f(1), `${m.get('k')?.f(2) ?? ''}!`]; };",
+  new_function_modern_body: `const main = () => { const F = Function; const f = new F('a', 'b', 'return [a, b].map((x) => x * 2).reduce((s, v) => s + v, 0)');
+     const g = new Function('o', 'const { x, ...rest } = o; return \`\${x}:\${Object.keys(rest).join()}\`'); const h = Function('return 1 + 1');
+     let err; try { new Function('return ('); } catch (e) { err = e.name; }
+     return [f(1, 2), g({ x: 1, y: 2, z: 3 }), h(), err, f instanceof Function, (function () {}).constructor === Function, typeof new Function(''), new Function('a = 2', 'return a')()]; }`,
   loop_closures_continue: `const main = () => { let g = 0; const fns = [], out = [];
      for (let a = 0; a < 6;) { if (++g > 100) return 'stuck at a=' + a; let c = 2; fns.push(() => c + a); if (a < 3) { a += 1; continue; } a += c; }
      for (let i = 0, j = 10; i < 5; i++) { fns.push(() => i * j); if (i % 2) { j--; continue; } j += 2; }

@@ -243,6 +243,22 @@ duk_ret_t NativeRandom(duk_context* ctx) {
     return 1;
 }
 
+// The transpiler the zygote preloaded, for code a run builds at run time (__sigil_lower_source).
+Transpiler* g_transpiler = nullptr;
+
+// __sigil_lower_source(text) -> ES5 text: lowers source a run makes at run time (new Function with
+// modern syntax in its body, prelude.js) as its own code was; throws a SyntaxError with the
+// lowering's message. Runs in the transpiler's heap, under the run's deadline and memory cap.
+duk_ret_t NativeLowerSource(duk_context* ctx) {
+    duk_size_t length = 0;
+    const char* text = duk_require_lstring(ctx, 0, &length);
+    if (g_transpiler == nullptr) return duk_error(ctx, DUK_ERR_SYNTAX_ERROR, "this runtime cannot lower code at run time");
+    auto lowered = g_transpiler->Lower(std::string_view(text, length));
+    if (!lowered.ok()) return duk_error(ctx, DUK_ERR_SYNTAX_ERROR, "%s", lowered.error().message.c_str());
+    duk_push_lstring(ctx, lowered->data(), lowered->size());
+    return 1;
+}
+
 // Hides what a script must not reach and freezes every built-in it can reach (but BigInt's
 // prototype), so nothing a script does can change how the natives or later code behave.
 //
@@ -341,6 +357,8 @@ duk_ret_t SetUpGlobals(duk_context* ctx, void* udata) {
     duk_put_global_string(ctx, "__sigil_log");
     duk_push_c_function(ctx, NativeRandom, 0);
     duk_put_global_string(ctx, "__sigil_random");
+    duk_push_c_function(ctx, NativeLowerSource, 1);
+    duk_put_global_string(ctx, "__sigil_lower_source");
     InstallCryptoNatives(ctx);
     InstallWebGlobalsNatives(ctx);
     InstallWebCryptoNatives(ctx);
@@ -544,6 +562,7 @@ void WarmUpSandboxParent() {
     }
 
     LockDown(*run);
+    g_transpiler = transpiler;
     if (run->lower && transpiler != nullptr && !LowerCode(st, *transpiler, *run)) {
         if (st.timed_out) Die(SANDBOX_EXIT_TIME_LIMIT);
         if (st.mem_refused) Die(SANDBOX_EXIT_MEMORY_LIMIT);

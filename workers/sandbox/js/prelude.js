@@ -20,12 +20,13 @@
     var nativeOp = global.__sigil_op;
     var nativeLog = global.__sigil_log;
     var jobs = global.__sigil_jobs;
+    var lowerSource = global.__sigil_lower_source;
     if (typeof nativeOp !== 'function' || typeof nativeLog !== 'function' || typeof jobs !== 'object') {
         throw new Error('prelude: __sigil_op, __sigil_log and shims.js must come first');
     }
     // Hidden when the sandbox left them configurable; a sandbox that pins them
     // (non-configurable) keeps them, which grants nothing this API does not.
-    ['__sigil_op', '__sigil_log', '__sigil_jobs'].forEach(function (name) {
+    ['__sigil_op', '__sigil_log', '__sigil_jobs', '__sigil_lower_source'].forEach(function (name) {
         var d = Object.getOwnPropertyDescriptor(global, name);
         if (d && d.configurable) delete global[name];
     });
@@ -138,6 +139,35 @@
     global.Sigil = Object.freeze({ Actions: Object.freeze(actions) });
     global.Lit = Object.freeze({ Actions: Object.freeze(litActions) });
     global.LitActions = global.Lit.Actions;
+
+    // --- Function: code built at run time -----------------------------------------------------
+    // Libraries compile code at run time with new Function (zod's fast path, ajv), in the syntax
+    // of their day; Duktape's Function takes ES5 only. A body it refuses is lowered as an action's
+    // code is (the zygote's transpiler, the run's deadline and memory) and evaluated; others are
+    // Duktape's own functions, unchanged. The wrapper shares Function.prototype, so instanceof and
+    // (function () {}).constructor hold.
+    if (typeof lowerSource === 'function') {
+        var NativeFunction = global.Function;
+        var indirectEval = global.eval;
+        var LoweringFunction = function Function() {
+            var args = Array.prototype.slice.call(arguments);
+            try {
+                return NativeFunction.apply(null, args);
+            } catch (e) {
+                if (!(e instanceof SyntaxError)) throw e;
+                var body = args.length > 0 ? String(args.pop()) : '';
+                var params = args.map(String).join(',');
+                return indirectEval(lowerSource('(function anonymous(' + params + '\n) {\n' + body + '\n})'));
+            }
+        };
+        LoweringFunction.prototype = NativeFunction.prototype;
+        Object.defineProperty(NativeFunction.prototype, 'constructor', {
+            value: LoweringFunction, writable: true, enumerable: false, configurable: true
+        });
+        Object.defineProperty(global, 'Function', {
+            value: LoweringFunction, writable: true, enumerable: false, configurable: true
+        });
+    }
 
     // --- console: node-like formatting, one line per call ---------------------------------
     function FormatValue(v) {
