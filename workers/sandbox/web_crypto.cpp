@@ -1,10 +1,18 @@
 #include "workers/sandbox/web_crypto.h"
 
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
 
+#include <climits>
 #include <cstring>
 #include <string_view>
+
+#include "common/handles.h"
+#include "workers/sandbox/web_crypto_ec.h"
 
 namespace sigil::workers {
 
@@ -18,10 +26,25 @@ struct Algorithms {
     const EVP_CIPHER* aes128_gcm = nullptr;
     const EVP_CIPHER* aes192_gcm = nullptr;
     const EVP_CIPHER* aes256_gcm = nullptr;
+    EVP_KDF* hkdf = nullptr;
 };
+
+using KdfCtx = common::CHandle<EVP_KDF_CTX, EVP_KDF_CTX_free>;
 
 // Fetched in the zygote (InstallWebCryptoNatives) and inherited by every child.
 Algorithms g_algorithms;
+
+// PBKDF2's output bound (Web Crypto gives none; the run's memory limit would): 64 KiB.
+constexpr std::size_t MAX_PBKDF2_OUTPUT = 65536;
+
+// OpenSSL's name for a Web Crypto hash (EVP_KDF takes names, not EVP_MD pointers).
+const char* DigestName(std::string_view name) {
+    if (name == "SHA-1") return "SHA1";
+    if (name == "SHA-256") return "SHA256";
+    if (name == "SHA-384") return "SHA384";
+    if (name == "SHA-512") return "SHA512";
+    return nullptr;
+}
 
 const EVP_MD* Digest(std::string_view name) {
     if (name == "SHA-1") return g_algorithms.sha1;
@@ -73,6 +96,62 @@ duk_ret_t NativeHmac(duk_context* ctx) {
         return duk_error(ctx, DUK_ERR_ERROR, "HMAC failed");
     }
     PushArrayBuffer(ctx, out, len);
+    return 1;
+}
+
+// The output length of HKDF and PBKDF2, in bytes: globals.js has already refused what the Web
+// Crypto API refuses (OperationError); this is the native's own bound.
+std::size_t RequireOutputLength(duk_context* ctx, duk_idx_t index, std::size_t max) {
+    const duk_uint_t length = duk_require_uint(ctx, index);
+    if (length > max) (void)duk_error(ctx, DUK_ERR_RANGE_ERROR, "derived length of %u bytes", static_cast<unsigned>(length));
+    return length;
+}
+
+// HKDF (RFC 5869) extract-then-expand through EVP_KDF "HKDF": (hash, ikm, salt, info, length in
+// bytes) -> ArrayBuffer. An empty salt is HashLen zero bytes, as the RFC says; an empty ikm is
+// allowed, as in Node and browsers. Up to 255 hash lengths.
+duk_ret_t NativeHkdf(duk_context* ctx) {
+    const EVP_MD* md = RequireDigest(ctx, 0);
+    const char* md_name = DigestName(duk_get_string(ctx, 0));
+    duk_size_t ikm_size = 0, salt_size = 0, info_size = 0;
+    const unsigned char* ikm = BufferArg(ctx, 1, ikm_size);
+    const unsigned char* salt = BufferArg(ctx, 2, salt_size);
+    const unsigned char* info = BufferArg(ctx, 3, info_size);
+    const std::size_t length = RequireOutputLength(ctx, 4, 255u * static_cast<std::size_t>(EVP_MD_get_size(md)));
+    auto* out = static_cast<unsigned char*>(duk_push_fixed_buffer(ctx, length));
+    if (length > 0) {
+        KdfCtx kdf(EVP_KDF_CTX_new(g_algorithms.hkdf));
+        const OSSL_PARAM params[] = {
+            OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, const_cast<char*>(md_name), 0),
+            OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<unsigned char*>(ikm), ikm_size),
+            OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<unsigned char*>(salt), salt_size),
+            OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, const_cast<unsigned char*>(info), info_size),
+            OSSL_PARAM_construct_end()};
+        if (kdf == nullptr || EVP_KDF_derive(kdf.get(), out, length, params) != 1) {
+            return duk_error(ctx, DUK_ERR_ERROR, "HKDF failed");
+        }
+    }
+    duk_push_buffer_object(ctx, -1, 0, length, DUK_BUFOBJ_ARRAYBUFFER);
+    return 1;
+}
+
+// PBKDF2 (RFC 8018) with HMAC: (hash, password, salt, iterations, length in bytes) -> ArrayBuffer.
+// The iterations run here, in native code: the run's CPU limit bounds them.
+duk_ret_t NativePbkdf2(duk_context* ctx) {
+    const EVP_MD* md = RequireDigest(ctx, 0);
+    duk_size_t password_size = 0, salt_size = 0;
+    const unsigned char* password = BufferArg(ctx, 1, password_size);
+    const unsigned char* salt = BufferArg(ctx, 2, salt_size);
+    const duk_uint_t iterations = duk_require_uint(ctx, 3);
+    if (iterations == 0 || iterations > INT_MAX) return duk_error(ctx, DUK_ERR_RANGE_ERROR, "PBKDF2 iterations out of range");
+    const std::size_t length = RequireOutputLength(ctx, 4, MAX_PBKDF2_OUTPUT);
+    auto* out = static_cast<unsigned char*>(duk_push_fixed_buffer(ctx, length));
+    if (length > 0 &&
+        PKCS5_PBKDF2_HMAC(reinterpret_cast<const char*>(password), static_cast<int>(password_size), salt,
+                          static_cast<int>(salt_size), static_cast<int>(iterations), md, static_cast<int>(length), out) != 1) {
+        return duk_error(ctx, DUK_ERR_ERROR, "PBKDF2 failed");
+    }
+    duk_push_buffer_object(ctx, -1, 0, length, DUK_BUFOBJ_ARRAYBUFFER);
     return 1;
 }
 
@@ -145,6 +224,7 @@ void InstallWebCryptoNatives(duk_context* ctx) {
         g_algorithms.aes128_gcm = EVP_aes_128_gcm();
         g_algorithms.aes192_gcm = EVP_aes_192_gcm();
         g_algorithms.aes256_gcm = EVP_aes_256_gcm();
+        g_algorithms.hkdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
         // One use of each here loads whatever OpenSSL loads lazily (configuration, the default
         // provider's implementations), before any fork.
         static const unsigned char zero[32] = {};
@@ -153,6 +233,15 @@ void InstallWebCryptoNatives(duk_context* ctx) {
         for (const EVP_MD* md : {g_algorithms.sha1, g_algorithms.sha256, g_algorithms.sha384, g_algorithms.sha512}) {
             EVP_Digest(zero, sizeof zero, out, &len, md, nullptr);
             HMAC(md, zero, sizeof zero, zero, sizeof zero, out, &len);
+            PKCS5_PBKDF2_HMAC("", 0, zero, sizeof zero, 1, md, 16, out);
+        }
+        if (g_algorithms.hkdf != nullptr) {
+            KdfCtx kdf(EVP_KDF_CTX_new(g_algorithms.hkdf));
+            const OSSL_PARAM params[] = {
+                OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, const_cast<char*>("SHA256"), 0),
+                OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<unsigned char*>(zero), sizeof zero),
+                OSSL_PARAM_construct_end()};
+            if (kdf != nullptr) EVP_KDF_derive(kdf.get(), out, 32, params);
         }
         for (const EVP_CIPHER* cipher : {g_algorithms.aes128_gcm, g_algorithms.aes192_gcm, g_algorithms.aes256_gcm}) {
             CipherCtx c;
@@ -168,6 +257,11 @@ void InstallWebCryptoNatives(duk_context* ctx) {
     duk_put_global_string(ctx, "__sigil_hmac");
     duk_push_c_function(ctx, NativeAesGcm, 6);
     duk_put_global_string(ctx, "__sigil_aes_gcm");
+    duk_push_c_function(ctx, NativeHkdf, 5);
+    duk_put_global_string(ctx, "__sigil_hkdf");
+    duk_push_c_function(ctx, NativePbkdf2, 5);
+    duk_put_global_string(ctx, "__sigil_pbkdf2");
+    InstallWebCryptoEcNatives(ctx);
 }
 
 }  // namespace sigil::workers

@@ -12,6 +12,8 @@ namespace sigil::workers {
 namespace embedded {
 extern const unsigned char WEB_GLOBALS_JS[];
 extern const std::size_t WEB_GLOBALS_JS_SIZE;
+extern const unsigned char SUBTLE_JS[];
+extern const std::size_t SUBTLE_JS_SIZE;
 extern const unsigned char WEB_PACKAGES_JS[];
 extern const std::size_t WEB_PACKAGES_JS_SIZE;
 extern const unsigned char UNORM_JS[];
@@ -199,7 +201,10 @@ void InstallWebGlobalsNatives(duk_context* ctx) {
 }
 
 std::string_view WebGlobalsSource() {
-    return {reinterpret_cast<const char*>(embedded::WEB_GLOBALS_JS), embedded::WEB_GLOBALS_JS_SIZE};
+    static const std::string source =
+        std::string(reinterpret_cast<const char*>(embedded::WEB_GLOBALS_JS), embedded::WEB_GLOBALS_JS_SIZE) + "\n" +
+        std::string(reinterpret_cast<const char*>(embedded::SUBTLE_JS), embedded::SUBTLE_JS_SIZE);
+    return source;
 }
 
 std::string_view WebPackagesSource() {

@@ -25,7 +25,8 @@ void InstallWebGlobalsNatives(duk_context* ctx);
 // its 4-byte UTF-8 form and a lone surrogate U+FFFD, as V8 writes strings to UTF-8.
 std::string WellFormedUtf8(const char* text, std::size_t len);
 
-// workers/sandbox/js/globals.js: evaluate after the natives and shims.js, then WebPackagesSource.
+// workers/sandbox/js/globals.js followed by js/subtle.js (crypto.subtle): evaluate after the
+// natives and shims.js, then WebPackagesSource.
 std::string_view WebGlobalsSource();
 
 // The npm packages joined by js_bundle.mjs (whatwg-url-without-unicode, text-encoding-utf-8,

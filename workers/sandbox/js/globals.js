@@ -9,11 +9,12 @@
  *   Headers, Request, Response  whatwg-fetch (its fetch is not used: prelude.js has the real one)
  *   structuredClone             @ungap/structured-clone
  * and thin glue here: DOMException with the legacy codes, crypto.getRandomValues over a native
- * that reads the kernel's getrandom, crypto.randomUUID, crypto.subtle over OpenSSL's digests, HMAC
- * and AES-GCM (web_crypto.cpp), AggregateError for Promise.any.
+ * that reads the kernel's getrandom, crypto.randomUUID, AggregateError for Promise.any.
+ * crypto.subtle is subtle.js's, evaluated right after this file.
  *
- * Evaluation order in the prepared heap: natives, shims.js, this file, web_packages.js (which
- * calls __sigil_modules_install below), prelude.js. Everything here is plain ES5.1.
+ * Evaluation order in the prepared heap: natives, shims.js, this file and subtle.js (one source:
+ * WebGlobalsSource), web_packages.js (which calls __sigil_modules_install below), prelude.js.
+ * Everything here is plain ES5.1.
  */
 (function (global) {
     'use strict';
@@ -34,9 +35,6 @@
         return f;
     }
     var nativeUnorm = TakeNative('__sigil_unorm');
-    var nativeDigest = TakeNative('__sigil_digest');
-    var nativeHmac = TakeNative('__sigil_hmac');
-    var nativeAesGcm = TakeNative('__sigil_aes_gcm');
 
     function define(target, name, value) {
         Object.defineProperty(target, name, { value: value, writable: true, configurable: true, enumerable: false });
@@ -266,193 +264,6 @@
         return unorm[form.toLowerCase()](str);
     });
 
-    // --- crypto.subtle: SHA digests, HMAC and AES-GCM (web_crypto.cpp), as the Web Crypto API ---
-    // Every method answers a promise; a refusal rejects it with the DOMException the
-    // specification names (NotSupportedError, InvalidAccessError, DataError, OperationError).
-    // Not here: RSA, ECDSA, ECDH, Ed25519, PBKDF2, HKDF, AES-CBC/CTR/KW (NotSupportedError).
-    function SubtleCrypto() {
-        var DIGESTS = { 'SHA-1': 64, 'SHA-256': 64, 'SHA-384': 128, 'SHA-512': 128 };  // name: block size
-        var keyBytes = new WeakMap();
-
-        function Reject(message, name) { return Promise.reject(new DOMException(message, name)); }
-        function Settle(f) {
-            try { return Promise.resolve(f()); } catch (e) { return Promise.reject(e); }
-        }
-        function Fail(message, name) { throw new DOMException(message, name); }
-        function AlgorithmName(alg) {
-            var name = typeof alg === 'string' ? alg : alg && typeof alg === 'object' ? alg.name : undefined;
-            if (typeof name !== 'string') throw new TypeError('Algorithm: name is missing');
-            var upper = name.toUpperCase();
-            for (var known in DIGESTS) if (known === upper) return known;
-            if (upper === 'HMAC' || upper === 'AES-GCM') return upper;
-            return Fail('Unrecognized algorithm name', 'NotSupportedError');
-        }
-        function HashName(hash) {
-            if (hash === undefined) throw new TypeError('Algorithm: hash is missing');
-            var name = AlgorithmName(hash);
-            if (!DIGESTS[name]) Fail('Unrecognized hash algorithm', 'NotSupportedError');
-            return name;
-        }
-        // A copy of a BufferSource's bytes (the caller may change its buffer afterwards).
-        function Bytes(data, what) {
-            if (data instanceof ArrayBuffer) return new Uint8Array(data.slice(0));
-            if (data && ArrayBuffer.isView(data)) {
-                return new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
-            }
-            throw new TypeError(what + ' is not a BufferSource');
-        }
-        function CryptoKey(algorithm, extractable, usages, bytes) {
-            define(this, 'type', 'secret');
-            define(this, 'extractable', !!extractable);
-            define(this, 'algorithm', algorithm);
-            define(this, 'usages', usages.slice());
-            keyBytes.set(this, bytes);
-        }
-        define(global, 'CryptoKey', CryptoKey);
-        var KEY_USAGES = { HMAC: ['sign', 'verify'], 'AES-GCM': ['encrypt', 'decrypt', 'wrapKey', 'unwrapKey'] };
-        function NewKey(name, params, bytes, extractable, usages) {
-            if (!Array.isArray(usages)) throw new TypeError('keyUsages is not a sequence');
-            for (var i = 0; i < usages.length; i++) {
-                if (KEY_USAGES[name].indexOf(usages[i]) < 0) Fail('Cannot create a key using the specified key usages.', 'SyntaxError');
-            }
-            if (usages.length === 0) Fail('Usages cannot be empty when creating a key.', 'SyntaxError');
-            var algorithm;
-            if (name === 'HMAC') {
-                var hash = HashName(params.hash);
-                if (params.length !== undefined && params.length !== bytes.length * 8) Fail('Invalid key length', 'DataError');
-                if (bytes.length === 0) Fail('Zero-length key is not supported', 'DataError');
-                algorithm = { name: 'HMAC', hash: { name: hash }, length: bytes.length * 8 };
-            } else {
-                if (bytes.length !== 16 && bytes.length !== 24 && bytes.length !== 32) Fail('Invalid key length', 'DataError');
-                algorithm = { name: 'AES-GCM', length: bytes.length * 8 };
-            }
-            return new CryptoKey(algorithm, extractable, usages, bytes);
-        }
-        function UseKey(key, name, usage) {
-            if (!(key instanceof CryptoKey)) throw new TypeError('key is not a CryptoKey');
-            if (key.algorithm.name !== name || key.usages.indexOf(usage) < 0) {
-                Fail('The requested operation is not valid for the provided key', 'InvalidAccessError');
-            }
-            return keyBytes.get(key);
-        }
-        function Base64Url(bytes) {
-            var s = '';
-            for (var i = 0; i < bytes.length; i++) s += String.fromCharCode(bytes[i]);
-            return global.btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-        }
-        function FromBase64Url(text) {
-            if (typeof text !== 'string' || !/^[A-Za-z0-9_-]*$/.test(text)) Fail('Invalid keyData', 'DataError');
-            var b = text.replace(/-/g, '+').replace(/_/g, '/');
-            while (b.length % 4) b += '=';
-            var raw = global.atob(b), out = new Uint8Array(raw.length);
-            for (var i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
-            return out;
-        }
-        function JwkAlg(key) {
-            if (key.algorithm.name === 'HMAC') return 'HS' + key.algorithm.hash.name.slice(4);
-            return 'A' + key.algorithm.length + 'GCM';
-        }
-        function GcmParams(params) {
-            var tagLength = params.tagLength === undefined ? 128 : params.tagLength;
-            if ([32, 64, 96, 104, 112, 120, 128].indexOf(tagLength) < 0) Fail('Invalid tagLength', 'OperationError');
-            return {
-                iv: Bytes(params.iv, 'iv'),
-                aad: params.additionalData === undefined ? undefined : Bytes(params.additionalData, 'additionalData'),
-                tag: tagLength / 8
-            };
-        }
-
-        var subtle = {};
-        define(subtle, 'digest', function digest(algorithm, data) {
-            return Settle(function () {
-                var name = AlgorithmName(algorithm);
-                if (!DIGESTS[name]) Fail('Unrecognized algorithm name', 'NotSupportedError');
-                return nativeDigest(name, Bytes(data, 'data'));
-            });
-        });
-        define(subtle, 'importKey', function importKey(format, keyData, algorithm, extractable, usages) {
-            return Settle(function () {
-                var name = AlgorithmName(algorithm);
-                if (!KEY_USAGES[name]) Fail('Unrecognized algorithm name', 'NotSupportedError');
-                var bytes;
-                if (format === 'raw') {
-                    bytes = Bytes(keyData, 'keyData');
-                } else if (format === 'jwk') {
-                    if (!keyData || typeof keyData !== 'object' || keyData.kty !== 'oct') Fail('Invalid keyData', 'DataError');
-                    bytes = FromBase64Url(keyData.k);
-                } else {
-                    Fail('Unsupported key format for this algorithm', 'NotSupportedError');
-                }
-                var key = NewKey(name, typeof algorithm === 'object' ? algorithm : {}, bytes, extractable, usages);
-                if (format === 'jwk' && keyData.alg !== undefined && keyData.alg !== JwkAlg(key)) Fail('Invalid JWK alg', 'DataError');
-                return key;
-            });
-        });
-        define(subtle, 'exportKey', function exportKey(format, key) {
-            return Settle(function () {
-                if (!(key instanceof CryptoKey)) throw new TypeError('key is not a CryptoKey');
-                if (!key.extractable) Fail('key is not extractable', 'InvalidAccessError');
-                var bytes = keyBytes.get(key);
-                if (format === 'raw') return new Uint8Array(bytes).buffer;
-                if (format === 'jwk') {
-                    return { key_ops: key.usages.slice(), ext: true, kty: 'oct', k: Base64Url(bytes), alg: JwkAlg(key) };
-                }
-                return Fail('Unsupported export key format', 'NotSupportedError');
-            });
-        });
-        define(subtle, 'generateKey', function generateKey(algorithm, extractable, usages) {
-            return Settle(function () {
-                var name = AlgorithmName(algorithm);
-                if (!KEY_USAGES[name]) Fail('Unrecognized algorithm name', 'NotSupportedError');
-                var bits = name === 'HMAC' ? (algorithm.length !== undefined ? algorithm.length : DIGESTS[HashName(algorithm.hash)] * 8)
-                                           : algorithm.length;
-                if (name === 'AES-GCM' && bits !== 128 && bits !== 192 && bits !== 256) Fail('AES key length must be 128, 192 or 256 bits', 'OperationError');
-                if (typeof bits !== 'number' || bits <= 0 || bits % 8 !== 0) Fail('Invalid key length', 'OperationError');
-                var bytes = new Uint8Array(bits / 8);
-                nativeRandom(bytes);
-                return NewKey(name, algorithm, bytes, extractable, usages);
-            });
-        });
-        define(subtle, 'sign', function sign(algorithm, key, data) {
-            return Settle(function () {
-                if (AlgorithmName(algorithm) !== 'HMAC') Fail('Unrecognized algorithm name', 'NotSupportedError');
-                var bytes = UseKey(key, 'HMAC', 'sign');
-                return nativeHmac(key.algorithm.hash.name, bytes, Bytes(data, 'data'));
-            });
-        });
-        define(subtle, 'verify', function verify(algorithm, key, signature, data) {
-            return Settle(function () {
-                if (AlgorithmName(algorithm) !== 'HMAC') Fail('Unrecognized algorithm name', 'NotSupportedError');
-                var bytes = UseKey(key, 'HMAC', 'verify');
-                var expected = new Uint8Array(nativeHmac(key.algorithm.hash.name, bytes, Bytes(data, 'data')));
-                var given = Bytes(signature, 'signature');
-                var diff = expected.length ^ given.length;
-                for (var i = 0; i < expected.length; i++) diff |= expected[i] ^ (i < given.length ? given[i] : 0);
-                return diff === 0;
-            });
-        });
-        define(subtle, 'encrypt', function encrypt(algorithm, key, data) {
-            return Settle(function () {
-                if (AlgorithmName(algorithm) !== 'AES-GCM') Fail('Unrecognized algorithm name', 'NotSupportedError');
-                var p = GcmParams(algorithm);
-                return nativeAesGcm(true, UseKey(key, 'AES-GCM', 'encrypt'), p.iv, p.aad, Bytes(data, 'data'), p.tag);
-            });
-        });
-        define(subtle, 'decrypt', function decrypt(algorithm, key, data) {
-            return Settle(function () {
-                if (AlgorithmName(algorithm) !== 'AES-GCM') Fail('Unrecognized algorithm name', 'NotSupportedError');
-                var p = GcmParams(algorithm);
-                var out = nativeAesGcm(false, UseKey(key, 'AES-GCM', 'decrypt'), p.iv, p.aad, Bytes(data, 'data'), p.tag);
-                if (out === null) Fail('The operation failed for an operation-specific reason', 'OperationError');
-                return out;
-            });
-        });
-        ['deriveBits', 'deriveKey', 'wrapKey', 'unwrapKey'].forEach(function (method) {
-            define(subtle, method, function () { return Reject(method + ' is not supported here', 'NotSupportedError'); });
-        });
-        return subtle;
-    }
-
     // --- crypto ---------------------------------------------------------------------------
     var MAX_RANDOM_BYTES = 65536;
     var INTEGER_ARRAYS = ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array',
@@ -488,7 +299,6 @@
         }
         return s;
     });
-    define(crypto, 'subtle', SubtleCrypto());
     define(global, 'crypto', crypto);
 
     // --- the packages ---------------------------------------------------------------------
