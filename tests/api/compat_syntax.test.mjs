@@ -184,6 +184,20 @@ const CASES = {
        t(() => a.with(3, 0)), t(() => a.toSorted('no')), String.raw\`a\\n\${1 + 1}b\`, String.raw({ raw: ['x', 'y', 'z'] }, 1, 2, 3), Math.fround(5.5), Math.fround(5.05),
        Math.expm1(0), Math.expm1(1e-10), Math.expm1(1), Object.keys(Object.getOwnPropertyDescriptors({ p: 1, get q() { return 2; } })),
        (() => { const w = new WeakSet(); const k = {}; w.add(k); return [w.has(k), w.has({}), w.delete(k), w.has(k), t(() => w.add(1))]; })()]; }`,
+  dataview_bigint_published: `const main = () => { const v = new DataView(new ArrayBuffer(8)); v.setBigUint64(0, 258n, false); return new Uint8Array(v.buffer).join(","); }`,
+  dataview_bigint: `const main = () => { const t = (f) => { try { return f(); } catch (e) { return e.name + ': ' + e.message; } };
+     const v = new DataView(new ArrayBuffer(16)), bytes = () => Array.from(new Uint8Array(v.buffer)).join(','), out = [];
+     v.setBigUint64(0, 258n, false); out.push(bytes()); v.setBigUint64(8, 258n, true); out.push(bytes());
+     out.push(v.getBigUint64(0), v.getBigUint64(8, true), v.getBigInt64(0, true), v.getBigUint64());
+     v.setBigInt64(0, -1n); out.push(bytes(), v.getBigInt64(0), v.getBigUint64(0));
+     v.setBigUint64(0, 2n ** 64n + 5n); out.push(v.getBigUint64(0)); v.setBigInt64(8, 2n ** 63n, true); out.push(v.getBigInt64(8, true), v.getBigUint64(8, true));
+     v.setBigUint64(0, -2n); out.push(v.getBigUint64(0)); v.setBigUint64(0, '300'); v.setBigUint64(8, true); out.push(v.getBigUint64(0), v.getBigUint64(8));
+     v.setBigUint64(1.7, 7n); v.setBigInt64('4', -3n, 1); out.push(bytes());
+     out.push(t(() => v.setBigUint64(0, 1)), t(() => v.setBigInt64(0, 1.5)), t(() => v.setBigUint64(0, 'x')), t(() => v.setBigUint64(0)), t(() => v.setBigUint64(9, 1n)),
+       t(() => v.getBigInt64(-1)), t(() => v.getBigUint64(9)), t(() => new DataView(new ArrayBuffer(4)).setBigUint64(0, 1)), t(() => new DataView(new ArrayBuffer(4)).getBigInt64(0)));
+     const sub = new DataView(new ArrayBuffer(12), 2, 8); sub.setBigUint64(0, 0x0102030405060708n); out.push(Array.from(new Uint8Array(sub.buffer)).join(','), sub.getBigUint64(0, true));
+     out.push(typeof v.getBigUint64(0), DataView.prototype.getBigInt64.length, DataView.prototype.setBigUint64.length);
+     return out; }`,
   bigint_truthiness: `const main = () => { let n = 3n, steps = 0; while (n) { n--; steps++; } const r = []; if (0n) r.push('if0'); if (2n) r.push('if2'); for (let i = 2n; i; i--) r.push(i); return [!0n, !1n, !!0n, 0n ? 'y' : 'n', 0n || 'or', 1n && 'and', 0n && 'no', steps, r]; }`,
   // Subclasses of Error (lowered to Error.call(this, m) on frozen built-ins) and assignments that
   // shadow a frozen prototype's constructor or toString, sloppy and strict.

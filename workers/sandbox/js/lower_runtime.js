@@ -18,7 +18,8 @@
 //   __sigil_b.<op>(a, b)        every arithmetic, bitwise and comparison operator, typeof,
 //                               ++/--, compound assignment, template interpolation
 // BigInt values are JSBI instances: exact arbitrary precision, V8's error types and messages
-// for mixing, division by zero, negative exponents and JSON.stringify.
+// for mixing, division by zero, negative exponents and JSON.stringify. DataView.prototype's
+// getBigInt64/getBigUint64/setBigInt64/setBigUint64 read and write them.
 (function (global) {
     'use strict';
 
@@ -164,6 +165,61 @@
     BigIntFn.asUintN = function (bits, x) { return J.asUintN(Index(bits), ToBig(x)); };
     BigIntFn.asIntN = function (bits, x) { return J.asIntN(Index(bits), ToBig(x)); };
     Define('__sigil_BigInt', BigIntFn);
+
+    // ToBigInt of the specification (what DataView's setters apply): numbers are refused, objects
+    // give their primitive first.
+    function ToBigInt(x) {
+        if (x !== null && typeof x === 'object' && !IsBig(x)) {
+            var prim = x.valueOf();
+            if (prim === x || (prim !== null && typeof prim === 'object' && !IsBig(prim))) prim = x.toString();
+            x = prim;
+        }
+        if (typeof x === 'number') throw new TypeError('Cannot convert ' + x + ' to a BigInt');
+        return ToBig(x);
+    }
+
+    // DataView's BigInt accessors (ES2020; Duktape has none) over JSBI's: the bounds are checked
+    // before anything is written, as V8 does (JSBI writes the two halves one after the other), and
+    // set wraps its value to 64 bits (BigInt.asUintN / asIntN). BigInt64Array and BigUint64Array
+    // are not here: their elements would need a Proxy.
+    var NativeDataView = global.DataView;
+    var OUT_OF_BOUNDS = 'Offset is outside the bounds of the DataView';
+    // The receiver check and ToIndex of the offset, in the specification's order.
+    function ViewIndex(view, offset, method) {
+        if (!(view instanceof NativeDataView)) {
+            throw new TypeError('Method DataView.prototype.' + method + ' called on incompatible receiver ' + String(view));
+        }
+        var n = offset === undefined ? 0 : Number(offset);
+        n = n !== n ? 0 : n < 0 ? Math.ceil(n) : Math.floor(n);
+        if (n < 0 || n > 9007199254740991) throw new RangeError(OUT_OF_BOUNDS);
+        return n;
+    }
+    function InBounds(view, index) {
+        if (index + 8 > view.byteLength) throw new RangeError(OUT_OF_BOUNDS);
+        return index;
+    }
+    function DefineOn(target, name, value) {
+        Object.defineProperty(target, name, { value: value, writable: true, enumerable: false, configurable: true });
+    }
+    if (typeof NativeDataView === 'function' && typeof NativeDataView.prototype.getBigInt64 !== 'function') {
+        var viewProto = NativeDataView.prototype;
+        DefineOn(viewProto, 'getBigInt64', function getBigInt64(byteOffset) {
+            return J.DataViewGetBigInt64(this, InBounds(this, ViewIndex(this, byteOffset, 'getBigInt64')), !!arguments[1]);
+        });
+        DefineOn(viewProto, 'getBigUint64', function getBigUint64(byteOffset) {
+            return J.DataViewGetBigUint64(this, InBounds(this, ViewIndex(this, byteOffset, 'getBigUint64')), !!arguments[1]);
+        });
+        DefineOn(viewProto, 'setBigInt64', function setBigInt64(byteOffset, value) {
+            var index = ViewIndex(this, byteOffset, 'setBigInt64');
+            var v = ToBigInt(value);
+            J.DataViewSetBigInt64(this, InBounds(this, index), v, !!arguments[2]);
+        });
+        DefineOn(viewProto, 'setBigUint64', function setBigUint64(byteOffset, value) {
+            var index = ViewIndex(this, byteOffset, 'setBigUint64');
+            var v = ToBigInt(value);
+            J.DataViewSetBigUint64(this, InBounds(this, index), v, !!arguments[2]);
+        });
+    }
 
     Define('__sigil_Number', function (x) {
         if (arguments.length === 0) return 0;
