@@ -21,6 +21,12 @@ before(async () => {
     let body = '';
     req.on('data', (c) => { body += c; });
     req.on('end', () => {
+      if (req.url === '/stream') {
+        // A fixed 23-byte answer (the published reader loop counts it).
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.end('twenty-three bytes long');
+        return;
+      }
       const status = req.url.startsWith('/missing') ? 404 : 200;
       res.writeHead(status, 'Status ' + status, { 'Content-Type': 'application/json; charset=utf-8', 'X-Test': 'yes' });
       res.end(JSON.stringify({ method: req.method, url: req.url, body, a: req.headers['x-a'] ?? null, b: req.headers['x-b'] ?? null, text: 'é€😀' }));
@@ -627,4 +633,78 @@ test('crypto.subtle ECDH (P-256) and X25519: RFC 5903/7748 keys in every format,
     return out;`);
   assert.equal(r['P-256'].secret, vectors[0][5]);
   assert.equal(r.X25519.secret, vectors[1][5]);
+});
+
+test('fetch Response.body: the published reader loop, and body streams, bodyUsed, locking and clone as in Node', async () => {
+  const published = `async function main() { const url = ${JSON.stringify(serverUrl + '/stream')}; const r = await fetch(url); const rd = r.body.getReader(); let n = 0; for (;;) { const { done, value } = await rd.read(); if (done) break; n += value.byteLength; } return n; }`;
+  const j = await run(published);
+  assert.equal(j.has_error, false, JSON.stringify(j.error));
+  const expected = await (await fetch(serverUrl + '/stream')).arrayBuffer();
+  assert.equal(j.response, expected.byteLength);
+  await compareWithNode(`var base = ${JSON.stringify(serverUrl)};
+    var out = {};
+    var chunks = async function (stream) { var rd = stream.getReader(), got = []; for (;;) { var step = await rd.read(); if (step.done) break;
+      got.push([step.value instanceof Uint8Array, step.value.byteLength]); } return got; };
+    var fetched = await fetch(base + '/body');
+    out.fetched = [typeof fetched.body, fetched.body instanceof ReadableStream, fetched.bodyUsed, fetched.body.locked];
+    var reader = fetched.body.getReader();
+    out.reading = [fetched.bodyUsed, fetched.body.locked];
+    var first = await reader.read();
+    out.first = [first.done, first.value instanceof Uint8Array, JSON.parse(new TextDecoder().decode(first.value)).url, fetched.bodyUsed];
+    out.end = [await reader.read(), await reader.read()];
+    out.textAfter = await attemptAsync(function () { return fetched.text(); });
+    out.kinds = [await chunks(new Response('abc').body), await chunks(new Response('').body), await chunks(new Response(new Uint8Array([1, 2, 3])).body),
+      await chunks(new Response('h\\u00e9').body), new Response().body, new Response(null).body];
+    var r = new Response('abc');
+    out.same = r.body === r.body;
+    out.textThenBody = [await r.text(), r.bodyUsed, r.body.locked, attempt(function () { return r.body.getReader(); })];
+    r = new Response('abc'); r.body.getReader();
+    out.lockedThenText = [r.bodyUsed, r.body.locked, await attemptAsync(function () { return r.text(); }), await attemptAsync(function () { return r.arrayBuffer(); })];
+    r = new Response('abc'); reader = r.body.getReader(); await reader.read(); reader.releaseLock();
+    out.readReleaseText = [r.body.locked, r.bodyUsed, await attemptAsync(function () { return r.text(); })];
+    r = new Response('{"a":1}'); r.body.getReader().releaseLock();
+    out.releaseUnreadJson = [r.body.locked, r.bodyUsed, await r.json(), r.bodyUsed];
+    r = new Response('abc'); reader = r.body.getReader();
+    out.cancel = [await reader.cancel('why'), await reader.read(), r.bodyUsed];
+    r = new Response('abc'); await r.body.cancel();
+    out.streamCancel = [r.bodyUsed, r.body.locked, await attemptAsync(function () { return r.text(); })];
+    r = new Response('abc'); reader = r.body.getReader(); reader.releaseLock();
+    out.readReleased = await attemptAsync(function () { return reader.read(); });
+    r = new Response('abc'); r.body.getReader();
+    out.secondReader = attempt(function () { return r.body.getReader(); });
+    out.cloneLocked = attempt(function () { return r.clone(); });
+    r = new Response('abc'); await r.text();
+    out.cloneUsed = attempt(function () { return r.clone(); });
+    r = new Response('abc'); var copy = r.clone();
+    out.clone = [await r.text(), await copy.text()];
+    var fromStream = new Response(new ReadableStream({ start: function (c) { c.enqueue(new TextEncoder().encode('st')); c.enqueue(new TextEncoder().encode('ream')); c.close(); } }));
+    var streamCopy = fromStream.clone();
+    out.fromStream = [fromStream.headers.get('content-type'), await fromStream.text(), bytes(await streamCopy.arrayBuffer()), fromStream.bodyUsed];
+    out.badChunk = await attemptAsync(function () { return new Response(new ReadableStream({ start: function (c) { c.enqueue('text'); c.close(); } })).text(); });
+    var locked = new ReadableStream(); locked.getReader();
+    out.lockedInit = attempt(function () { return new Response(locked); });
+    var req = new Request('https://example.com/', { method: 'POST', body: 'hi' });
+    out.request = [typeof req.body, await chunks(req.body), req.bodyUsed, new Request('https://example.com/').body];
+    r = new Response('abcd'); var n = 0;
+    for await (var c of r.body) n += c.byteLength;
+    out.forAwait = [n, r.bodyUsed];
+    var closed = new Response('a'); reader = closed.body.getReader();
+    var whenClosed = reader.closed.then(function () { return 'closed'; });
+    await reader.read(); await reader.read();
+    out.closed = await whenClosed;
+    out.names = [Object.prototype.toString.call(new Response('x').body), Object.prototype.toString.call(new Response('x').body.getReader())];
+    var made = new ReadableStream({ pull: function (c) { c.enqueue(new Uint8Array([7])); if (++made.count === 3) c.close(); } }, { highWaterMark: 0 });
+    made.count = 0;
+    out.pull = await chunks(made);
+    var tees = new Response('tee').body.tee();
+    out.tee = [await chunks(tees[0]), await chunks(tees[1])];
+    var upper = new TransformStream({ transform: function (chunk, c) { c.enqueue(chunk.toUpperCase()); } });
+    var writer = upper.writable.getWriter(); writer.write('a'); writer.write('b'); writer.close();
+    var seen = []; for await (var v of upper.readable) seen.push(v);
+    out.transform = seen;
+    var sink = []; var ws = new WritableStream({ write: function (chunk) { sink.push(chunk); } });
+    await new ReadableStream({ start: function (c) { c.enqueue(1); c.enqueue(2); c.close(); } }).pipeTo(ws);
+    out.pipeTo = sink;
+    out.strategy = [new CountQueuingStrategy({ highWaterMark: 3 }).highWaterMark, new ByteLengthQueuingStrategy({ highWaterMark: 8 }).size(new Uint8Array(5))];
+    return out;`);
 });

@@ -19,10 +19,10 @@ constexpr std::string_view SANDBOX_LOWER_JS_DIGEST = SIGIL_SANDBOX_LOWER_JS_DIGE
 // The ethers v5 release the sandbox serves (package.json's ethers5 alias).
 constexpr std::string_view SANDBOX_ETHERS_VERSION = SIGIL_SANDBOX_ETHERS_VERSION;
 // The web globals of every run heap (workers/sandbox/js/globals.js, shims.js, prelude.js).
-constexpr std::array<std::string_view, 24> SANDBOX_WEB_GLOBALS = {
+constexpr std::array<std::string_view, 27> SANDBOX_WEB_GLOBALS = {
     "URL", "URLSearchParams", "TextEncoder", "TextDecoder", "atob", "btoa", "crypto.getRandomValues",
     "crypto.randomUUID", "crypto.subtle", "CryptoKey", "Headers", "Request", "Response", "fetch", "DOMException", "AggregateError",
     "Promise.allSettled", "Promise.any", "queueMicrotask", "structuredClone", "Event", "EventTarget",
-    "AbortController", "AbortSignal"};
+    "AbortController", "AbortSignal", "ReadableStream", "WritableStream", "TransformStream"};
 
 }  // namespace sigil::workers

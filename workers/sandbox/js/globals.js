@@ -6,7 +6,10 @@
  *   TextEncoder, TextDecoder    text-encoding-utf-8 (the Encoding Standard's UTF-8 with fatal,
  *                               ignoreBOM and stream)
  *   atob, btoa                  base-64
- *   Headers, Request, Response  whatwg-fetch (its fetch is not used: prelude.js has the real one)
+ *   Headers, Request, Response  whatwg-fetch (its fetch is not used: prelude.js has the real one),
+ *                               with bodies as streams (StreamBodies below)
+ *   ReadableStream, WritableStream, TransformStream and their readers, writers, controllers and
+ *   queuing strategies         web-streams-polyfill (its ES5 build)
  *   structuredClone             @ungap/structured-clone
  * and thin glue here: DOMException with the legacy codes, crypto.getRandomValues over a native
  * that reads the kernel's getrandom, crypto.randomUUID, AggregateError for Promise.any.
@@ -409,6 +412,16 @@
             }
         });
 
+        // The WHATWG Streams that Node has as globals (web-streams-polyfill, its ES5 build).
+        var streams = load('streams');
+        ['ReadableStream', 'ReadableStreamDefaultReader', 'ReadableStreamBYOBReader', 'ReadableStreamBYOBRequest',
+         'ReadableStreamDefaultController', 'ReadableByteStreamController', 'WritableStream', 'WritableStreamDefaultWriter',
+         'WritableStreamDefaultController', 'TransformStream', 'TransformStreamDefaultController',
+         'ByteLengthQueuingStrategy', 'CountQueuingStrategy'].forEach(function (name) {
+            if (typeof streams[name] !== 'function') throw new Error('globals.js: web-streams-polyfill has no ' + name);
+            define(global, name, streams[name]);
+        });
+
         var fetchTypes = load('fetch');
         // Iteration follows the Fetch Standard: names sorted (the package keeps insertion order);
         // keys, values and entries go through forEach.
@@ -428,30 +441,127 @@
         define(global, 'Headers', fetchTypes.Headers);
         define(global, 'Request', fetchTypes.Request);
         define(global, 'Response', fetchTypes.Response);
-        // whatwg-fetch reads an ArrayBuffer body as Latin-1 and cannot give a text body as an
-        // ArrayBuffer without Blob: both go through UTF-8 here, as in a browser.
+        StreamBodies(fetchTypes, streams.ReadableStream);
+    });
+
+    // --- Request and Response bodies as streams, as the Fetch Standard has them ---------------
+    // whatwg-fetch keeps a body as text or an ArrayBuffer and has no `body`. Here `body` is a
+    // ReadableStream of one Uint8Array chunk (null for a body-less message), made when first read;
+    // text(), json() and arrayBuffer() read that stream when there is one, and a Response made
+    // from a ReadableStream reads it. bodyUsed is the stream's "disturbed" (or, before there is a
+    // stream, whether a reader method ran), so a body is read once, whichever way: a locked or
+    // read stream makes text() reject with a TypeError, and a body read by text() gives a locked
+    // stream. Text and bytes go through UTF-8 both ways, as in a browser (the package reads an
+    // ArrayBuffer as Latin-1 and cannot give text as an ArrayBuffer without Blob).
+    function StreamBodies(fetchTypes, ReadableStream) {
+        var streams = new WeakMap();  // body -> its stream, once there is one
+        var used = new WeakMap();     // body -> true once read without a stream
+        var UNUSABLE = 'Body is unusable: Body has already been read';
+        function Disturbed(stream) { return stream._disturbed === true; }
+        function HasBody(body) { return body._bodyInit !== null && body._bodyInit !== undefined; }
+        // The bytes of a text or binary body (a copy: the caller may keep them).
+        function BodyBytes(body) {
+            if (body._bodyArrayBuffer !== undefined) return new Uint8Array(body._bodyArrayBuffer.slice(0));
+            if (typeof body._bodyText === 'string') return encoder.encode(body._bodyText);
+            return new Uint8Array(0);
+        }
+        function Concat(chunks, total) {
+            if (chunks.length === 1) return chunks[0];
+            var out = new Uint8Array(total), at = 0;
+            for (var i = 0; i < chunks.length; i++) { out.set(chunks[i], at); at += chunks[i].byteLength; }
+            return out;
+        }
+        // All of a body's bytes, or a TypeError when it was read before.
+        function ReadAll(body) {
+            var stream = streams.get(body);
+            if (stream === undefined) {
+                if (used.get(body)) return Promise.reject(new TypeError(UNUSABLE));
+                used.set(body, true);
+                return Promise.resolve(null);  // the caller takes the package's fields
+            }
+            if (stream.locked || Disturbed(stream)) return Promise.reject(new TypeError(UNUSABLE));
+            var reader = stream.getReader(), chunks = [], total = 0;
+            return new Promise(function (resolve, reject) {
+                (function next() {
+                    reader.read().then(function (r) {
+                        if (r.done) return resolve(Concat(chunks, total));
+                        if (!(r.value instanceof Uint8Array)) return reject(new TypeError('Received non-Uint8Array chunk'));
+                        chunks.push(r.value);
+                        total += r.value.byteLength;
+                        next();
+                    }, reject);
+                })();
+            });
+        }
         [fetchTypes.Request.prototype, fetchTypes.Response.prototype].forEach(function (proto) {
-            // The package puts bodyUsed on the prototype and assigns it on instances; once the
-            // sandbox freezes the prototypes that assignment would throw, so the prototype gets
-            // an accessor that moves the value onto the instance.
+            // The package assigns bodyUsed on instances (which would throw once the sandbox freezes
+            // the prototype): the accessor takes those writes.
             delete proto.bodyUsed;
             Object.defineProperty(proto, 'bodyUsed', {
-                get: function () { return false; },
-                set: function (v) { Object.defineProperty(this, 'bodyUsed', { value: v, writable: true, configurable: true, enumerable: true }); },
+                get: function () {
+                    var stream = streams.get(this);
+                    return stream !== undefined ? Disturbed(stream) : used.get(this) === true;
+                },
+                set: function (v) { used.set(this, !!v); },
                 configurable: true, enumerable: false
             });
-            var text = proto.text, arrayBuffer = proto.arrayBuffer;
-            define(proto, 'text', function () {
-                if (this._bodyArrayBuffer === undefined || this.bodyUsed) return text.call(this);
-                this.bodyUsed = true;
-                return Promise.resolve(decoder.decode(this._bodyArrayBuffer));
+            Object.defineProperty(proto, 'body', {
+                get: function () {
+                    var stream = streams.get(this);
+                    if (stream !== undefined) return stream;
+                    if (!HasBody(this)) return null;
+                    var consumed = used.get(this) === true;
+                    var bytes = consumed ? null : BodyBytes(this);
+                    stream = new ReadableStream({
+                        start: function (controller) {
+                            if (bytes !== null && bytes.byteLength > 0) controller.enqueue(bytes);
+                            controller.close();
+                        }
+                    });
+                    streams.set(this, stream);
+                    // Read already: the stream is locked and disturbed, as after a read through it.
+                    if (consumed) stream.getReader().read();
+                    return stream;
+                },
+                configurable: true, enumerable: false
             });
-            define(proto, 'arrayBuffer', function () {
-                if (typeof this._bodyText !== 'string' || this.bodyUsed) return arrayBuffer.call(this);
-                this.bodyUsed = true;
-                var bytes = encoder.encode(this._bodyText);
-                return Promise.resolve(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+            var initBody = proto._initBody;
+            define(proto, '_initBody', function (body) {
+                if (!(body instanceof ReadableStream)) return initBody.call(this, body);
+                if (body.locked || Disturbed(body)) throw new TypeError('Response body object should not be disturbed or locked');
+                initBody.call(this, null);
+                this._bodyInit = body;
+                streams.set(this, body);
+            });
+            define(proto, 'text', function text() {
+                var self = this;
+                return ReadAll(this).then(function (bytes) {
+                    if (bytes === null && typeof self._bodyText === 'string' && self._bodyArrayBuffer === undefined) return self._bodyText;
+                    return decoder.decode(bytes === null ? BodyBytes(self) : bytes);
+                });
+            });
+            define(proto, 'arrayBuffer', function arrayBuffer() {
+                var self = this;
+                return ReadAll(this).then(function (bytes) {
+                    if (bytes === null) bytes = BodyBytes(self);
+                    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+                });
+            });
+            // A stream body is split in two (tee), one for each message; other bodies are copied.
+            var clone = proto.clone;
+            define(proto, 'clone', function () {
+                var stream = streams.get(this);
+                if (this.bodyUsed || (stream !== undefined && stream.locked)) {
+                    throw new TypeError('Response.clone: Body has already been consumed.');
+                }
+                if (stream === undefined || this._bodyInit !== stream) return clone.call(this);
+                var branches = stream.tee();
+                this._bodyInit = branches[1];
+                var copy = clone.call(this);
+                this._bodyInit = branches[0];
+                streams.set(this, branches[0]);
+                return copy;
             });
         });
-    });
+    }
 })(this);

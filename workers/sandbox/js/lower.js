@@ -474,8 +474,9 @@
                 left = node.left.kind + ' ' + item;
                 prologue = node.left.kind + ' ' + R(node.left.declarations[0].id) + ' = ' + item + '; ';
             }
-            var right = iterate ? '__sigil_spread(' + R(node.right) + ')' : R(node.right);
-            if (node.await) right = '__sigil_await_all(' + right + ')';
+            // for await takes async iterables (streams) too: __sigil_await_all walks those itself.
+            var right = node.await ? '__sigil_await_all(' + R(node.right) + ')'
+                      : iterate ? '__sigil_spread(' + R(node.right) + ')' : R(node.right);
             return head + left + (node.type === 'ForInStatement' ? ' in ' : ' of ') + right +
                    source.slice(node.right.end, node.body.start) + '{ ' + prologue + R(node.body) + ' }';
         }

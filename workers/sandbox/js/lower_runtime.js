@@ -7,7 +7,8 @@
 //   __sigil_nc(v, f)            v ?? <f()>
 //   __sigil_la(o, key, op, f)   o[key] ??= / ||= / &&= <f()> (op 0, 1, 2)
 //   __sigil_pf(o, key, v, enumerable)   class field definition
-//   __sigil_await_all(xs)       for await (x of xs): the elements, each awaited
+//   __sigil_await_all(xs)       for await (x of xs): the elements (of an array, an iterable or
+//                               an async iterable such as a ReadableStream), each awaited
 //   __sigil_spread(x)           ...x in arrays and calls, and for-of's object: an array as it
 //                               is; strings (by code point), Sets, Maps, iterators, array-likes
 //                               as new arrays
@@ -46,8 +47,27 @@
         Object.defineProperty(cooked, 'raw', { value: Object.freeze(raw) });
         return Object.freeze(cooked);
     });
+    // Symbol.asyncIterator (Duktape has none): ReadableStream (web-streams-polyfill, loaded
+    // after this file) defines its async iteration under it, and code may name it.
+    if (typeof Symbol === 'function' && Symbol.asyncIterator === undefined) {
+        Object.defineProperty(Symbol, 'asyncIterator', { value: Symbol('Symbol.asyncIterator') });
+    }
+    // for await (x of xs): an async iterable (a ReadableStream) is read to its end first, each
+    // step awaited; anything else is walked as for-of walks it, each element awaited. (The loop's
+    // body runs after the whole stream is read: await settles synchronously here anyway.)
     Define('__sigil_await_all', function (xs) {
         var out = [];
+        var asyncIterator = typeof Symbol === 'function' ? Symbol.asyncIterator : undefined;
+        if (asyncIterator !== undefined && xs !== null && xs !== undefined && !Array.isArray(xs) &&
+            typeof xs[asyncIterator] === 'function') {
+            var it = xs[asyncIterator]();
+            for (;;) {
+                var step = __sigil_await(it.next());
+                if (step.done) return out;
+                out.push(step.value);
+            }
+        }
+        xs = global.__sigil_spread(xs);
         for (var i = 0; i < xs.length; i++) out.push(__sigil_await(xs[i]));
         return out;
     });
