@@ -198,6 +198,23 @@ const CASES = {
      const sub = new DataView(new ArrayBuffer(12), 2, 8); sub.setBigUint64(0, 0x0102030405060708n); out.push(Array.from(new Uint8Array(sub.buffer)).join(','), sub.getBigUint64(0, true));
      out.push(typeof v.getBigUint64(0), DataView.prototype.getBigInt64.length, DataView.prototype.setBigUint64.length);
      return out; }`,
+  regex_unicode_published: `const main = () => [new RegExp("^\\\\p{Extended_Pictographic}$", "u").test("\\u{1F600}"), new RegExp("^[a-z]+$", "u").test("abc"), /\\u{1F600}/u.test("\\u{1F600}")];`,
+  regex_unicode_literals: `const main = () => { const smile = '\\u{1F600}';
+     return [/^\\p{Extended_Pictographic}$/u.test(smile), /\\u{1F600}/u.test(smile), /^.$/u.test(smile), /^.$/.test(smile), /^[^a]$/u.test(smile), /^\\S$/u.test(smile),
+       /^\\p{Lu}+$/u.test('\\u00c0B'), /^\\p{Script=Greek}+$/u.test('\\u03b1\\u03b2'), /\\P{L}/u.test('abc'), 'a1b\\u0663'.replace(/\\p{Nd}/gu, '#'), /\\u{1F600}+/u.exec(smile + smile)[0].length,
+       /^[\\p{L}--[a-z]]+$/v.test('ABC'), /^[\\p{L}--[a-z]]+$/v.test('abc'), /[\\p{L}&&\\p{ASCII}]/v.test('\\u00e9'), /^\\p{RGI_Emoji}$/v.test('\\u{1F44D}\\u{1F3FD}'), /^[\\q{abc|d}]+$/v.test('abcd'),
+       /k/iu.test('\\u212A'), /[a-z]/iu.test('\\u017F'), /^\\p{L}+$/u.source, /^\\p{L}+$/gu.flags, /^\\p{L}$/u.unicode, /[\\p{L}]/v.unicodeSets, /\\p{L}.\\p{L}/su.test('a\\nb'), String(/\\p{L}/giu)]; }`,
+  regex_unicode_runtime: `const main = () => { const t = (f) => { try { return f(); } catch (e) { return e.name; } }; const smile = '\\u{1F600}';
+     const re = new RegExp('^\\\\p{Extended_Pictographic}$', 'u');
+     return [re.test(smile), new RegExp('^[a-z]+$', 'u').test('abc'), new RegExp('^[a-z]+$', 'u').test('ab1'), new RegExp('\\\\u{1F600}', 'u').test(smile), new RegExp(smile + '{2}', 'u').test(smile + smile),
+       new RegExp('^.$', 'u').test(smile), new RegExp('^.$', 'su').test('\\n'), new RegExp('a.b', 's').test('a\\nb'), new RegExp('a[.]b', 's').test('a\\nb'),
+       new RegExp('[\\\\p{L}--[a-z]]', 'v').test('a'), new RegExp('[\\\\p{L}--[a-z]]', 'v').test('Q'),
+       re.source, re.flags, re.unicode, re.unicodeSets, re.global, String(re), re instanceof RegExp, re.constructor === RegExp, new RegExp(re).flags, new RegExp(re, 'g').flags, new RegExp(re, 'gu').test(smile),
+       RegExp('x', 'u').unicode, /x/.unicode, /x/.sticky, /x/.dotAll, /x/.hasIndices, new RegExp('x', 'gimsu').flags, new RegExp('a/b', 'u').source, new RegExp('', 'u').source, new RegExp('x', 'u').lastIndex,
+       t(() => new RegExp('a', 'uv')), t(() => new RegExp('a', 'uu')), t(() => new RegExp('[', 'u')), t(() => new RegExp('\\\\p{Nope}', 'u')), t(() => new RegExp('a', 'q')),
+       ('x' + smile + 'y' + smile).split(new RegExp('\\\\p{Extended_Pictographic}', 'u')), 'Ab1C'.replace(new RegExp('\\\\p{Lu}', 'gu'), '_'), '\\u03b1\\u03b2 abc'.match(new RegExp('\\\\p{Script=Greek}+', 'u'))[0],
+       new RegExp('^\\\\p{L}+$', 'iu').test('\\u00c0\\u00c9'), new RegExp('\\\\u212A', 'iu').test('k'), new RegExp('[^x]', 'u').exec(smile)[0].length,
+       Array.from(('a' + smile + 'b').matchAll(new RegExp('\\\\p{Emoji_Presentation}', 'gu')), (m) => m.index), RegExp.length, RegExp.name]; }`,
   bigint_truthiness: `const main = () => { let n = 3n, steps = 0; while (n) { n--; steps++; } const r = []; if (0n) r.push('if0'); if (2n) r.push('if2'); for (let i = 2n; i; i--) r.push(i); return [!0n, !1n, !!0n, 0n ? 'y' : 'n', 0n || 'or', 1n && 'and', 0n && 'no', steps, r]; }`,
   // Subclasses of Error (lowered to Error.call(this, m) on frozen built-ins) and assignments that
   // shadow a frozen prototype's constructor or toString, sloppy and strict.

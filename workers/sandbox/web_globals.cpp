@@ -7,6 +7,8 @@
 
 #include <sys/random.h>
 
+#include "workers/sandbox/regexp_unicode.h"
+
 namespace sigil::workers {
 
 namespace embedded {
@@ -14,6 +16,8 @@ extern const unsigned char WEB_GLOBALS_JS[];
 extern const std::size_t WEB_GLOBALS_JS_SIZE;
 extern const unsigned char SUBTLE_JS[];
 extern const std::size_t SUBTLE_JS_SIZE;
+extern const unsigned char REGEXP_JS[];
+extern const std::size_t REGEXP_JS_SIZE;
 extern const unsigned char WEB_PACKAGES_JS[];
 extern const std::size_t WEB_PACKAGES_JS_SIZE;
 extern const unsigned char UNORM_JS[];
@@ -198,12 +202,14 @@ void InstallWebGlobalsNatives(duk_context* ctx) {
     duk_put_global_string(ctx, "__sigil_utf8_encode");
     duk_push_c_function(ctx, NativeUtf8Decode, 3);
     duk_put_global_string(ctx, "__sigil_utf8_decode");
+    InstallRegExpUnicodeNatives(ctx);
 }
 
 std::string_view WebGlobalsSource() {
     static const std::string source =
         std::string(reinterpret_cast<const char*>(embedded::WEB_GLOBALS_JS), embedded::WEB_GLOBALS_JS_SIZE) + "\n" +
-        std::string(reinterpret_cast<const char*>(embedded::SUBTLE_JS), embedded::SUBTLE_JS_SIZE);
+        std::string(reinterpret_cast<const char*>(embedded::SUBTLE_JS), embedded::SUBTLE_JS_SIZE) + "\n" +
+        std::string(reinterpret_cast<const char*>(embedded::REGEXP_JS), embedded::REGEXP_JS_SIZE);
     return source;
 }
 

@@ -17,7 +17,8 @@ namespace sigil::workers {
 // (TextEncoder.encode), and `__sigil_utf8_decode(bytes, fatal, ignoreBOM)`: the Encoding
 // Standard's UTF-8 decode of a whole buffer (TextDecoder.decode without `stream`), and
 // `__sigil_unorm()`: compiles the embedded unorm (npm) and answers its {nfc, nfd, nfkc, nfkd}
-// (String.prototype.normalize loads it on first use). Must run inside a protected call.
+// (String.prototype.normalize loads it on first use), and InstallRegExpUnicodeNatives' (RegExp's
+// u and v flags). Must run inside a protected call.
 void InstallWebGlobalsNatives(duk_context* ctx);
 
 // Duktape keeps a string built from UTF-16 surrogates (String.fromCharCode, TextDecoder, JSON
@@ -25,8 +26,8 @@ void InstallWebGlobalsNatives(duk_context* ctx);
 // its 4-byte UTF-8 form and a lone surrogate U+FFFD, as V8 writes strings to UTF-8.
 std::string WellFormedUtf8(const char* text, std::size_t len);
 
-// workers/sandbox/js/globals.js followed by js/subtle.js (crypto.subtle): evaluate after the
-// natives and shims.js, then WebPackagesSource.
+// workers/sandbox/js/globals.js followed by js/subtle.js (crypto.subtle) and js/regexp.js (RegExp
+// with the u, v and s flags): evaluate after the natives and shims.js, then WebPackagesSource.
 std::string_view WebGlobalsSource();
 
 // The npm packages joined by js_bundle.mjs (whatwg-url-without-unicode, text-encoding-utf-8,

@@ -41,11 +41,11 @@
     // strings or comments) only cost a parse.
     // Spread (`...`: buble spreads by concat, wrong for strings and Sets), for-of (buble's loop
     // indexes its object, which walks nothing of a Set, a Map or an iterator), tagged templates
-    // (buble's have no .raw), loops destructuring their variable and dotAll regular expressions
-    // are among them.
-    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]|\bfor\s*\([^;]*?\sof\b|\b(?:import|export)\b|[\w$]\([^()]*\)\s*=>|;(?:let|const|var)\s*[\[{]|\/[dgimuy]*s[dgimuy]*(?![\w$])/;
-    // BigInt, a BigInt literal, or a typeof test for one (BigInts may come from ethers' toBigInt).
+    // (buble's have no .raw), loops destructuring their variable, and regular expressions with the
+    // s or v flag or a \p{...} are among them.
+    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]|\bfor\s*\([^;]*?\sof\b|\b(?:import|export)\b|[\w$]\([^()]*\)\s*=>|;(?:let|const|var)\s*[\[{]|\/[dgimsuvy]*[sv][dgimsuvy]*(?![\w$])|\\[pP]\{/;
     var WORD_CHAR = /[\w$]/;
+    // BigInt, a BigInt literal, or a typeof test for one (BigInts may come from ethers' toBigInt).
     var BIGINT_MARKERS = /\bBigInt\b|(^|[^\w$.])(0[xXoObB][0-9a-fA-F_]+|\d[\d_]*)n(?![\w$])|(['"])bigint\3/;
 
     // Binary operators onto the BigInt runtime (__sigil_b in lower_runtime.js).
@@ -59,6 +59,27 @@
     // Statements whose test is a condition (a BigInt zero is false there).
     var TESTS = { IfStatement: 1, ConditionalExpression: 1, WhileStatement: 1, DoWhileStatement: 1, ForStatement: 1 };
     var LOOPS = { ForStatement: 1, ForInStatement: 1, ForOfStatement: 1, WhileStatement: 1, DoWhileStatement: 1 };
+
+    // A regular expression literal buble cannot lower (its regexpu-core has no \p{...} and no v
+    // flag) becomes a call of regexp.js's RegExp at run time: __sigil_regexp(pattern, flags).
+    function UnicodeAtRunTime(regex) {
+        return regex.flags.indexOf('v') >= 0 ||
+               (regex.flags.indexOf('u') >= 0 && /(^|[^\\])(\\\\)*\\[pP]\{/.test(regex.pattern));
+    }
+    // A string literal of `text` for Duktape (ES5): printable ASCII as it is (" and \ escaped),
+    // every other UTF-16 unit as \uXXXX, so the text is the same whichever engine lowers (V8's and
+    // Duktape's JSON.stringify escape differently, and Duktape reads a character above U+FFFF in
+    // the source as one, which is written here as its surrogate pair).
+    function Unit(code) { return '\\u' + ('000' + code.toString(16)).slice(-4); }
+    function StringLiteral(text) {
+        return '"' + text.replace(/[^\x20-\x7e]|["\\]/g, function (c) {
+            if (c === '"' || c === '\\') return '\\' + c;
+            var code = c.charCodeAt(0);
+            if (code <= 0xffff) return Unit(code);
+            code -= 0x10000;
+            return Unit(0xd800 + (code >> 10)) + Unit(0xdc00 + (code & 0x3ff));
+        }) + '"';
+    }
 
     // The pattern of a dotAll (s flag) regular expression for an engine without the flag: every
     // `.` outside a character class becomes [\s\S].
@@ -137,7 +158,7 @@
                 return node.param === null;
             case 'Literal':
                 return typeof node.bigint === 'string' || (typeof node.value === 'number' && node.raw.indexOf('_') >= 0) ||
-                       (!!node.regex && node.regex.flags.indexOf('s') >= 0);
+                       (!!node.regex && (node.regex.flags.indexOf('s') >= 0 || UnicodeAtRunTime(node.regex)));
             case 'ImportDeclaration': case 'ImportExpression':
                 Fail(node, ImportRefusal(node.source && node.source.type === 'Literal' ? node.source.value : null));
                 return false;
@@ -533,6 +554,9 @@
             ForInStatement: LoopHead,
             Literal: function (node) {
                 if (typeof node.bigint === 'string') return '__sigil_BigInt(' + JSON.stringify(node.bigint) + ')';
+                if (node.regex && UnicodeAtRunTime(node.regex)) {
+                    return '__sigil_regexp(' + StringLiteral(node.regex.pattern) + ', ' + StringLiteral(node.regex.flags) + ')';
+                }
                 if (node.regex) return '/' + DotAll(node.regex.pattern) + '/' + node.regex.flags.replace('s', '');
                 if (typeof node.value === 'number') return node.raw.replace(/_/g, '');
                 return undefined;

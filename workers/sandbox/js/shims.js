@@ -270,7 +270,9 @@
     });
     define(sp, 'matchAll', function matchAll(re) {
         if (IsRegExp(re) && !re.global) throw new TypeError('String.prototype.matchAll called with a non-global RegExp argument');
-        var rx = IsRegExp(re) ? new RegExp(re.source, 'g' + (re.ignoreCase ? 'i' : '') + (re.multiline ? 'm' : ''))
+        // A copy with the RegExp's own flags, as the specification makes it (RegExp with the u or v
+        // flag, regexp.js, keeps its pattern that way).
+        var rx = IsRegExp(re) ? new RegExp(re, String(re.flags))
                               : new RegExp(re === undefined ? '(?:)' : String(re), 'g');
         rx.lastIndex = IsRegExp(re) ? re.lastIndex : 0;
         var str = String(this), out = [], m;

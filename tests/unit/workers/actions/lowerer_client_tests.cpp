@@ -98,6 +98,9 @@ const std::vector<std::string>& Corpus() {
             "let x = null; x ??= 3; let y = 0; y ||= 4; let z = 1; z &&= 5; const main = () => [x, y, z, 2 ** 10, 1_000];",
             "function main() { try { JSON.parse('{'); } catch { return /a.b/s.test('a\\nb'); } }",
             "const s = '\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80'; const main = () => [...s].length + s.length;",
+            // \p{...} and the v flag go to regexp.js at run time, as string literals both engines write alike.
+            "const main = () => [/^\\p{L}+$/u.test('\xc3\xa9'), /[\\p{L}--[a-z]]/v.test('A'), /\\u{1F600}/u.source,"
+            " /\xc3\xa9\"\\\\\\p{N}/v.flags, /\xf0\x9f\x98\x80.\\P{L}/su.test('x')];",
             "const { a, b: [c, d = 2] } = { a: 1, b: [3] }; const f = (...xs) => Math.max(...xs, a, c, d);\n"
             "for (const [k, v] of Object.entries({ p: 1 })) { setTimeout(() => f(k, v)); }\n"
             "Sigil.Actions.setResponse({ response: String(f(1)) });",
