@@ -215,6 +215,7 @@
     // as browsers drop it (a forbidden request header): the worker sets the body's true length
     // (ethers v5's providers send one).
     var WebHeaders = global.Headers, WebResponse = global.Response, WebRequest = global.Request;
+    var WebReadableStream = global.ReadableStream;
     function PlainHeaders(h) {
         var out = {};
         if (h === undefined || h === null) return out;
@@ -236,6 +237,11 @@
         var method = init.method || (request ? request.method : 'GET');
         var headers = init.headers !== undefined ? init.headers : request ? request.headers : undefined;
         var body = init.body;
+        // The worker sends a request body whole; a stream's chunks would arrive later, so one is
+        // refused rather than sent empty.
+        if (body instanceof WebReadableStream || (body === undefined && request && request._bodyInit instanceof WebReadableStream)) {
+            throw new TypeError('fetch: a ReadableStream request body is not supported here; send text or bytes');
+        }
         if (body === undefined && request && typeof request._bodyText === 'string' && request._bodyText !== '') body = request._bodyText;
         if (body !== undefined && body !== null && typeof body !== 'string') {
             body = IsBytes(body) ? BytesToArray(body) : String(body);
