@@ -3,16 +3,10 @@
 //   node buble_patch.mjs <buble-browser-deps.umd.js> <out.js>
 // Each patch must match exactly once, so a new buble fails the build rather than loading unpatched.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { patchOnce } from './text_patch.mjs';
 
 const [input, output] = process.argv.slice(2);
-function patch(text, from, to, why) {
-  const at = text.indexOf(from);
-  if (at < 0 || text.indexOf(from, at + 1) >= 0) {
-    console.error(`buble_patch.mjs: patch "${why}" does not match ${input} exactly once`);
-    process.exit(1);
-  }
-  return text.slice(0, at) + to + text.slice(at + from.length);
-}
+const patch = (text, from, to, why) => patchOnce(text, from, to, why, 'buble_patch.mjs', input);
 
 let source = readFileSync(input, 'utf8');
 // A loop whose body a closure captures runs its body as a function, and buble writes the loop

@@ -24,6 +24,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { patchOnce } from './text_patch.mjs';
 
 const [, , bubleDir, input, output] = process.argv;
 if (!bubleDir || !input || !output) {
@@ -34,14 +35,7 @@ const require = createRequire(join(bubleDir, 'package.json'));
 const buble = require(bubleDir);
 // Textual patches of the pinned build, each required to match exactly once (a new ethers
 // version that changes these lines fails the build here rather than loading unpatched).
-function patch(text, from, to, why) {
-  const at = text.indexOf(from);
-  if (at < 0 || text.indexOf(from, at + 1) >= 0) {
-    console.error(`ethers_lower.mjs: patch "${why}" does not match ${input} exactly once`);
-    process.exit(1);
-  }
-  return text.slice(0, at) + to + text.slice(at + from.length);
-}
+const patch = (text, from, to, why) => patchOnce(text, from, to, why, 'ethers_lower.mjs', input);
 let source = readFileSync(input, 'utf8');
 // ENS normalisation decodes its Unicode tables when ethers loads ("@TODO: This should be
 // lazily loaded" in ethers): 36 MiB of heap and about a second in Duktape, for every zygote,
