@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "tests/support/duk_heap.h"
 #include "tests/test_support.h"
 #include "workers/sandbox/crypto.h"
 #include "workers/sandbox/transpiler.h"
@@ -19,9 +20,7 @@ using namespace sigil::workers;
 
 namespace {
 
-struct HeapFree {
-    void operator()(duk_context* ctx) const { duk_destroy_heap(ctx); }
-};
+using sigil::test::HeapFree;
 
 struct HeapSetup {
     const std::string* vectors;

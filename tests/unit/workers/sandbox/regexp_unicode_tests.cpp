@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "tests/support/duk_heap.h"
 #include "workers/sandbox/regexp_unicode.h"
 #include "workers/sandbox/transpiler.h"
 #include "workers/sandbox/web_crypto.h"
@@ -13,20 +14,9 @@ using namespace sigil::workers;
 
 namespace {
 
-struct HeapFree {
-    void operator()(duk_context* ctx) const { duk_destroy_heap(ctx); }
-};
+using sigil::test::HeapFree;
 
-std::string Eval(duk_context* ctx, const std::string& code) {
-    if (duk_peval_lstring(ctx, code.data(), code.size()) != 0) {
-        std::string what = std::string("THROW ") + duk_safe_to_string(ctx, -1);
-        duk_pop(ctx);
-        return what;
-    }
-    std::string value = duk_safe_to_string(ctx, -1);
-    duk_pop(ctx);
-    return value;
-}
+std::string Eval(duk_context* ctx, const std::string& code) { return sigil::test::EvalToString(ctx, code); }
 
 // A heap with the web globals (regexp.js among them) whose built-in prototypes are then frozen, as
 // a run's are (child.cpp), with regexpu-core's loader counted.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/duk_heap.h"
 #include "workers/sandbox/bigint_native.h"
 #include "workers/sandbox/crypto.h"
 #include "workers/sandbox/transpiler.h"
@@ -42,9 +43,7 @@ duk_ret_t FakeLog(duk_context* ctx) {
     return 0;
 }
 
-struct HeapFree {
-    void operator()(duk_context* ctx) const { duk_destroy_heap(ctx); }
-};
+using sigil::test::HeapFree;
 
 bool Eval(duk_context* ctx, std::string_view code, std::string& error) {
     if (duk_peval_lstring(ctx, code.data(), code.size()) != 0) {

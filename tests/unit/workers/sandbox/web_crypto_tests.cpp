@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/duk_heap.h"
 #include "tests/test_support.h"
 #include "workers/sandbox/transpiler.h"
 #include "workers/sandbox/web_crypto.h"
@@ -14,9 +15,7 @@ using namespace sigil::workers;
 
 namespace {
 
-struct HeapFree {
-    void operator()(duk_context* ctx) const { duk_destroy_heap(ctx); }
-};
+using sigil::test::HeapFree;
 
 // A heap with the web globals as a run has them (natives, shims.js, globals.js with subtle.js,
 // the packages), without the prelude, so the test drains the promise jobs itself.
@@ -43,17 +42,7 @@ std::unique_ptr<duk_context, HeapFree> WebHeap() {
     return heap;
 }
 
-// The string value of `expression` (evaluated in the heap), or "THROW <error>".
-std::string Eval(duk_context* ctx, const std::string& expression) {
-    if (duk_peval_lstring(ctx, expression.data(), expression.size()) != 0) {
-        std::string what = std::string("THROW ") + duk_safe_to_string(ctx, -1);
-        duk_pop(ctx);
-        return what;
-    }
-    std::string value = duk_safe_to_string(ctx, -1);
-    duk_pop(ctx);
-    return value;
-}
+std::string Eval(duk_context* ctx, const std::string& code) { return sigil::test::EvalToString(ctx, code); }
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
