@@ -40,7 +40,22 @@ struct PaymentIntent {
     std::string client_secret;  // what create_payment_intent answered (stripe's, or the chain's reference)
     bool credited = false;
     std::int64_t created_ms = 0;
+    // chain: the head block when the intent was made; confirm_payment searches Paid events from here
+    // (a payment made before the intent cannot be for it, and a search from genesis is slow). 0 for stripe.
+    std::uint64_t from_block = 0;
 };
+
+// Whose an idempotency scope is and how long its claim lasts (Ledger::Claim).
+struct ClaimPolicy {
+    std::string owner;              // the account the scope's key belongs to; "" = none (no bound)
+    std::int64_t max_per_owner = 0; // rows one owner may hold at once (pending or final); 0 = no bound
+    // A pending claim older than this is taken over by the next Claim with the same request hash:
+    // its worker died (the supervisor kills one past its hard timeout), so nobody will finish it. 0 = never.
+    std::int64_t lease_ms = 0;
+};
+
+// What CreditFromBudget did.
+enum class BudgetedCredit { Credited, AlreadyCredited, BudgetExhausted };
 
 // The first answer to a write sent with an Idempotency-Key, kept for 24 h.
 struct StoredAnswer {
@@ -66,6 +81,14 @@ public:
     // call with the same id credits nothing and answers false. Both in one transaction.
     virtual common::Result<bool> CreditOnce(const std::string& customer, const std::string& credit_id, Cents cents,
                                             const std::string& reason, const std::string& request_id) = 0;
+
+    // CreditOnce, paid from a budget shared by every instance on this store (the starter credit's,
+    // per day): credits only while the budget's total plus `cents` stays within `budget_cents`, in the
+    // same transaction. BudgetExhausted and AlreadyCredited write nothing.
+    virtual common::Result<BudgetedCredit> CreditFromBudget(const std::string& customer, const std::string& credit_id,
+                                                            Cents cents, const std::string& reason,
+                                                            const std::string& request_id, const std::string& budget_id,
+                                                            Cents budget_cents) = 0;
 
     // Debits `cents` (>= 0) if the balance covers it, in one transaction; answers the entry's id.
     // `spender` (a usage key's hash, "" for none) is recorded with the charge and its settlement; with
@@ -97,11 +120,15 @@ public:
     virtual common::Status PutIntent(const PaymentIntent& intent) = 0;
     virtual common::Result<std::optional<PaymentIntent>> FindIntent(const std::string& id) = 0;
 
-    // Idempotency keys, scoped by the caller ("<account>:<key>"). Claim inserts a pending row
-    // (status 0) and answers nullopt, or answers the row already there (pending or final) without
-    // writing. Finish stores the final answer of a claimed scope. Rows older than 24 h are
-    // forgotten (removed on the next Claim of any scope).
-    virtual common::Result<std::optional<StoredAnswer>> Claim(const std::string& scope, const std::string& request_hash) = 0;
+    // Idempotency keys, scoped by the caller (the API layer scopes them by the credential's key hash).
+    // Claim inserts a pending row (status 0) and answers nullopt, or answers the row already there
+    // (pending or final) without writing; a pending row past `policy.lease_ms` with the same request
+    // hash is taken over (answers nullopt). Errors: Overloaded "idempotency_keys_exhausted" when
+    // `policy.owner` already holds `policy.max_per_owner` rows (nothing written). Finish stores the
+    // final answer of a claimed scope. Rows older than 24 h are forgotten (removed on the next Claim
+    // of any scope).
+    virtual common::Result<std::optional<StoredAnswer>> Claim(const std::string& scope, const std::string& request_hash,
+                                                              const ClaimPolicy& policy = {}) = 0;
     virtual common::Status Finish(const std::string& scope, int status, const std::string& body) = 0;
     // Replaces a final answer whose status is still `from_status` (a write answered while its
     // transaction was unconfirmed, now settled): status 0 takes the scope back as running. Answers

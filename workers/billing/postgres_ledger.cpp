@@ -79,6 +79,22 @@ END $do$)sql",
     " scope text PRIMARY KEY, request_hash text NOT NULL, status integer NOT NULL, body text NOT NULL,"
     " created_ms bigint NOT NULL)",
     "CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_ms)",
+    // Columns newer than the tables, added when missing (only then: ALTER TABLE locks the table).
+    // Idempotency rows from before `owner` were scoped by account and kept their answers in clear:
+    // they are dropped, not migrated.
+    R"sql(DO $do$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+                 WHERE table_schema = current_schema() AND table_name = 'idempotency' AND column_name = 'owner') THEN
+    DELETE FROM idempotency;
+    ALTER TABLE idempotency ADD COLUMN owner text NOT NULL DEFAULT '';
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+                 WHERE table_schema = current_schema() AND table_name = 'intents' AND column_name = 'from_block') THEN
+    ALTER TABLE intents ADD COLUMN from_block bigint NOT NULL DEFAULT 0;
+  END IF;
+END $do$)sql",
+    "CREATE INDEX IF NOT EXISTS idempotency_owner ON idempotency (owner)",
+    "CREATE TABLE IF NOT EXISTS budgets (id text PRIMARY KEY, used bigint NOT NULL)",
     // What each usage key has spent, kept as it goes (the spend cap reads one row, not a sum over
     // every charge the key made); a ledger made before the table gains it from its entries.
     R"sql(DO $do$ BEGIN
@@ -274,21 +290,23 @@ public:
     }
 
     Result<std::optional<PaymentIntent>> FindIntent(const std::string& id) override {
-        SIGIL_TRY(r, Exec("SELECT id, customer, amount_cents, processor, reference, client_secret, credited, created_ms "
-                          "FROM intents WHERE id = $1",
+        SIGIL_TRY(r, Exec("SELECT id, customer, amount_cents, processor, reference, client_secret, credited, created_ms, "
+                          "from_block FROM intents WHERE id = $1",
                           {id}));
         const PGresult* res = r->get();
         if (PQntuples(res) == 0) return std::optional<PaymentIntent>();
         return std::optional<PaymentIntent>(PaymentIntent{Text(res, 0, 0), Text(res, 0, 1), Int(res, 0, 2),
                                                           Text(res, 0, 3), Text(res, 0, 4), Text(res, 0, 5),
-                                                          Text(res, 0, 6) == "t", Int(res, 0, 7)});
+                                                          Text(res, 0, 6) == "t", Int(res, 0, 7),
+                                                          static_cast<std::uint64_t>(Int(res, 0, 8))});
     }
 
     Result<bool> InsertIntent(const PaymentIntent& i) override {
         SIGIL_TRY(r, Exec("INSERT INTO intents (id, customer, amount_cents, processor, reference, client_secret, credited,"
-                          " created_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
+                          " created_ms, from_block) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING",
                           {i.id, i.customer, Str(i.amount_cents), i.processor, i.reference, i.client_secret,
-                           std::string(i.credited ? "true" : "false"), Str(i.created_ms)}));
+                           std::string(i.credited ? "true" : "false"), Str(i.created_ms),
+                           Str(static_cast<std::int64_t>(i.from_block))}));
         return Changed(r->get());
     }
 
@@ -310,12 +328,35 @@ public:
             StoredAnswer{Text(res, 0, 0), static_cast<int>(Int(res, 0, 1)), Text(res, 0, 2), Int(res, 0, 3)});
     }
 
-    Result<bool> InsertPendingAnswer(const std::string& scope, const std::string& request_hash,
+    Result<bool> InsertPendingAnswer(const std::string& scope, const std::string& owner, const std::string& request_hash,
                                      std::int64_t created_ms) override {
-        SIGIL_TRY(r, Exec("INSERT INTO idempotency (scope, request_hash, status, body, created_ms) "
-                          "VALUES ($1, $2, 0, '', $3) ON CONFLICT (scope) DO NOTHING",
-                          {scope, request_hash, Str(created_ms)}));
+        SIGIL_TRY(r, Exec("INSERT INTO idempotency (scope, owner, request_hash, status, body, created_ms) "
+                          "VALUES ($1, $2, $3, 0, '', $4) ON CONFLICT (scope) DO NOTHING",
+                          {scope, owner, request_hash, Str(created_ms)}));
         return Changed(r->get());
+    }
+
+    Result<std::int64_t> CountAnswers(const std::string& owner) override {
+        SIGIL_TRY(r, Exec("SELECT count(*) FROM idempotency WHERE owner = $1", {owner}));
+        return Int(r->get(), 0, 0);
+    }
+
+    Result<bool> TakeOverAnswer(const std::string& scope, std::int64_t claimed_ms, std::int64_t now_ms) override {
+        SIGIL_TRY(r, Exec("UPDATE idempotency SET created_ms = $3 WHERE scope = $1 AND status = 0 AND created_ms = $2",
+                          {scope, Str(claimed_ms), Str(now_ms)}));
+        return Changed(r->get());
+    }
+
+    Result<Cents> BudgetUsed(const std::string& budget_id) override {
+        SIGIL_TRY(r, Exec("SELECT used FROM budgets WHERE id = $1", {budget_id}));
+        return PQntuples(r->get()) > 0 ? Int(r->get(), 0, 0) : Cents{0};
+    }
+
+    Status AddBudgetUsed(const std::string& budget_id, Cents cents) override {
+        SIGIL_TRY_STATUS(Exec("INSERT INTO budgets (id, used) VALUES ($1, $2) "
+                              "ON CONFLICT (id) DO UPDATE SET used = budgets.used + excluded.used",
+                              {budget_id, Str(cents)}));
+        return common::Success();
     }
 
     Result<bool> FinishAnswer(const std::string& scope, int from_status, int status, const std::string& body) override {

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <random>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "common/handles.h"
@@ -67,17 +68,33 @@ CREATE TABLE IF NOT EXISTS intents (
   reference TEXT NOT NULL,
   client_secret TEXT NOT NULL,
   credited INTEGER NOT NULL DEFAULT 0,
-  created_ms INTEGER NOT NULL
+  created_ms INTEGER NOT NULL,
+  from_block INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS idempotency (
   scope TEXT PRIMARY KEY,
   request_hash TEXT NOT NULL,
   status INTEGER NOT NULL,
   body TEXT NOT NULL,
-  created_ms INTEGER NOT NULL
+  created_ms INTEGER NOT NULL,
+  owner TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_ms);
+CREATE TABLE IF NOT EXISTS budgets (
+  id TEXT PRIMARY KEY,
+  used INTEGER NOT NULL
+);
 )sql";
+
+// Ledgers made before these columns gain them when missing (see Setup). Idempotency rows of that
+// time were scoped by account and kept their answers in clear: they are dropped, not migrated.
+constexpr const char* OWNER_SCHEMA = R"sql(
+DELETE FROM idempotency;
+ALTER TABLE idempotency ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+)sql";
+constexpr const char* FROM_BLOCK_SCHEMA = "ALTER TABLE intents ADD COLUMN from_block INTEGER NOT NULL DEFAULT 0";
+// Created after the owner column exists (an old table gains it first).
+constexpr const char* OWNER_INDEX = "CREATE INDEX IF NOT EXISTS idempotency_owner ON idempotency (owner)";
 
 // Run once, when the table is missing (a new ledger, or one made before it existed).
 constexpr const char* SPENT_SCHEMA = R"sql(
@@ -95,7 +112,8 @@ INSERT INTO spent (customer, spender, cents)
 enum Sql {
     BEGIN, COMMIT, ROLLBACK, BALANCE, APPEND, ENTRIES, FIND_ENTRY, HAS_CREDIT, INSERT_CREDIT, FIND_SETTLEMENT,
     INSERT_SETTLEMENT, FIND_INTENT, INSERT_INTENT, MARK_CREDITED, EXPIRE_ANSWERS, FIND_ANSWER, INSERT_ANSWER,
-    FINISH_ANSWER, RELEASE_ANSWER, SPENT_BY, ADD_SPENT, SQL_COUNT
+    FINISH_ANSWER, RELEASE_ANSWER, SPENT_BY, ADD_SPENT, COUNT_ANSWERS, TAKE_OVER_ANSWER, BUDGET_USED, ADD_BUDGET_USED,
+    SQL_COUNT
 };
 
 constexpr std::array<const char*, SQL_COUNT> SQL_TEXT = {
@@ -112,20 +130,24 @@ constexpr std::array<const char*, SQL_COUNT> SQL_TEXT = {
     "INSERT INTO credits (credit_id, entry_id) VALUES (?1, ?2) ON CONFLICT (credit_id) DO NOTHING",
     "SELECT actual, charged, entry_id FROM settlements WHERE charge_id = ?1",
     "INSERT INTO settlements (charge_id, actual, charged, entry_id) VALUES (?1, ?2, ?3, ?4)",
-    "SELECT id, customer, amount_cents, processor, reference, client_secret, credited, created_ms "
+    "SELECT id, customer, amount_cents, processor, reference, client_secret, credited, created_ms, from_block "
     "FROM intents WHERE id = ?1",
-    "INSERT INTO intents (id, customer, amount_cents, processor, reference, client_secret, credited, created_ms) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO NOTHING",
+    "INSERT INTO intents (id, customer, amount_cents, processor, reference, client_secret, credited, created_ms, from_block) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (id) DO NOTHING",
     "UPDATE intents SET credited = 1 WHERE id = ?1",
     "DELETE FROM idempotency WHERE created_ms < ?1",
     "SELECT request_hash, status, body, created_ms FROM idempotency WHERE scope = ?1",
-    "INSERT INTO idempotency (scope, request_hash, status, body, created_ms) VALUES (?1, ?2, 0, '', ?3) "
+    "INSERT INTO idempotency (scope, owner, request_hash, status, body, created_ms) VALUES (?1, ?2, ?3, 0, '', ?4) "
     "ON CONFLICT (scope) DO NOTHING",
     "UPDATE idempotency SET status = ?2, body = ?3 WHERE scope = ?1 AND status = ?4",
     "DELETE FROM idempotency WHERE scope = ?1 AND status = 0",
     "SELECT cents FROM spent WHERE customer = ?1 AND spender = ?2",
     "INSERT INTO spent (customer, spender, cents) VALUES (?1, ?2, ?3) "
     "ON CONFLICT (customer, spender) DO UPDATE SET cents = cents + excluded.cents",
+    "SELECT count(*) FROM idempotency WHERE owner = ?1",
+    "UPDATE idempotency SET created_ms = ?3 WHERE scope = ?1 AND status = 0 AND created_ms = ?2",
+    "SELECT used FROM budgets WHERE id = ?1",
+    "INSERT INTO budgets (id, used) VALUES (?1, ?2) ON CONFLICT (id) DO UPDATE SET used = used + excluded.used",
 };
 
 // Locking, I/O and file problems are the store being unavailable (502, retry later); anything else
@@ -307,6 +329,19 @@ private:
                 return s.error();
             }
         }
+        for (const auto& [table, column, sql] : {std::tuple{"idempotency", "owner", OWNER_SCHEMA},
+                                                  std::tuple{"intents", "from_block", FROM_BLOCK_SCHEMA}}) {
+            if (auto has = HasColumn(table, column); !has.ok() || !*has) {
+                if (auto s = Exec(sql, "schema of " + path); !s) {
+                    RollbackIfOpen();
+                    return s.error();
+                }
+            }
+        }
+        if (auto s = Exec(OWNER_INDEX, "schema of " + path); !s) {
+            RollbackIfOpen();
+            return s.error();
+        }
         // What each usage key has spent, kept as it goes (the spend cap reads one row, not a sum
         // over every charge the key ever made); a ledger made before it gains it from its entries.
         if (auto has = HasTable("spent"); !has.ok() || !*has) {
@@ -460,13 +495,15 @@ private:
         SIGIL_TRY(row, q.Step());
         if (!*row) return std::optional<PaymentIntent>();
         return std::optional<PaymentIntent>(
-            PaymentIntent{q.Text(0), q.Text(1), q.Int(2), q.Text(3), q.Text(4), q.Text(5), q.Int(6) != 0, q.Int(7)});
+            PaymentIntent{q.Text(0), q.Text(1), q.Int(2), q.Text(3), q.Text(4), q.Text(5), q.Int(6) != 0, q.Int(7),
+                          static_cast<std::uint64_t>(q.Int(8))});
     }
 
     Result<bool> InsertIntent(const PaymentIntent& i) override {
         Query q = Use(INSERT_INTENT);
         q.Bind(1, i.id).Bind(2, i.customer).Bind(3, i.amount_cents).Bind(4, i.processor).Bind(5, i.reference);
         q.Bind(6, i.client_secret).Bind(7, std::int64_t{i.credited ? 1 : 0}).Bind(8, i.created_ms);
+        q.Bind(9, static_cast<std::int64_t>(i.from_block));
         SIGIL_TRY(changed, q.Run());
         return *changed == 1;
     }
@@ -493,12 +530,40 @@ private:
         return std::optional<StoredAnswer>(StoredAnswer{q.Text(0), static_cast<int>(q.Int(1)), q.Text(2), q.Int(3)});
     }
 
-    Result<bool> InsertPendingAnswer(const std::string& scope, const std::string& request_hash,
+    Result<bool> InsertPendingAnswer(const std::string& scope, const std::string& owner, const std::string& request_hash,
                                      std::int64_t created_ms) override {
         Query q = Use(INSERT_ANSWER);
-        q.Bind(1, scope).Bind(2, request_hash).Bind(3, created_ms);
+        q.Bind(1, scope).Bind(2, owner).Bind(3, request_hash).Bind(4, created_ms);
         SIGIL_TRY(changed, q.Run());
         return *changed == 1;
+    }
+
+    Result<std::int64_t> CountAnswers(const std::string& owner) override {
+        Query q = Use(COUNT_ANSWERS);
+        q.Bind(1, owner);
+        SIGIL_TRY(row, q.Step());
+        return *row ? q.Int(0) : std::int64_t{0};
+    }
+
+    Result<bool> TakeOverAnswer(const std::string& scope, std::int64_t claimed_ms, std::int64_t now_ms) override {
+        Query q = Use(TAKE_OVER_ANSWER);
+        q.Bind(1, scope).Bind(2, claimed_ms).Bind(3, now_ms);
+        SIGIL_TRY(changed, q.Run());
+        return *changed == 1;
+    }
+
+    Result<Cents> BudgetUsed(const std::string& budget_id) override {
+        Query q = Use(BUDGET_USED);
+        q.Bind(1, budget_id);
+        SIGIL_TRY(row, q.Step());
+        return *row ? q.Int(0) : Cents{0};
+    }
+
+    Status AddBudgetUsed(const std::string& budget_id, Cents cents) override {
+        Query q = Use(ADD_BUDGET_USED);
+        q.Bind(1, budget_id).Bind(2, cents);
+        SIGIL_TRY_STATUS(q.Run());
+        return common::Success();
     }
 
     Result<bool> FinishAnswer(const std::string& scope, int from_status, int status, const std::string& body) override {

@@ -82,11 +82,21 @@ public:
     virtual common::Result<bool> InsertIntent(const PaymentIntent& intent) = 0;  // false: id taken
     virtual common::Status MarkIntentCredited(const std::string& id) = 0;
 
+    // What a budget (the starter credit's, per day) has paid out so far (0 for one never used), and
+    // adding to it.
+    virtual common::Result<Cents> BudgetUsed(const std::string& budget_id) = 0;
+    virtual common::Status AddBudgetUsed(const std::string& budget_id, Cents cents) = 0;
+
     virtual common::Status ExpireAnswers(std::int64_t created_before_ms) = 0;
     virtual common::Result<std::optional<StoredAnswer>> FindAnswer(const std::string& scope) = 0;
+    // The rows (pending or final) `owner` holds.
+    virtual common::Result<std::int64_t> CountAnswers(const std::string& owner) = 0;
     // Inserts a pending row; false when the scope is already there (nothing written).
-    virtual common::Result<bool> InsertPendingAnswer(const std::string& scope, const std::string& request_hash,
-                                                     std::int64_t created_ms) = 0;
+    virtual common::Result<bool> InsertPendingAnswer(const std::string& scope, const std::string& owner,
+                                                     const std::string& request_hash, std::int64_t created_ms) = 0;
+    // Moves a pending row claimed at `claimed_ms` to `now_ms` (a claim taken over after its lease);
+    // false when the row is no longer that claim (nothing written): of two takers, one wins.
+    virtual common::Result<bool> TakeOverAnswer(const std::string& scope, std::int64_t claimed_ms, std::int64_t now_ms) = 0;
     // Replaces the row's answer if its status is `from_status` (0: a pending row); false when the
     // scope has no row with that status (nothing written). A compare-and-set: of two writers that
     // read the same row, only one replaces it.

@@ -114,36 +114,17 @@ public:
 
     Result<bool> CreditOnce(const std::string& customer, const std::string& credit_id, Cents cents,
                             const std::string& reason, const std::string& request_id) override {
-        SIGIL_TRY_STATUS(CheckCustomer(customer));
-        SIGIL_TRY_STATUS(CheckText("credit_id", credit_id, 1, 200));
-        SIGIL_TRY_STATUS(CheckCents("cents", cents, 1));
-        SIGIL_TRY_STATUS(CheckEntryText(reason, request_id));
-        bool credited = false;
-        const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
-            credited = false;
-            SIGIL_TRY_STATUS(db.Lock(customer));
-            SIGIL_TRY(taken, db.HasCredit(credit_id));
-            if (*taken) return Outcome::Rollback;
-            // An intent is credited only to its own customer and amount: a caller confirming
-            // someone else's payment intent gets nothing.
-            SIGIL_TRY(intent, db.FindIntent(credit_id));
-            if (*intent && ((*intent)->customer != customer || (*intent)->amount_cents != cents)) {
-                return MakeError(ErrorKind::Conflict, "intent_mismatch",
-                                 "payment intent " + credit_id + " is for another customer or amount");
-            }
-            SIGIL_TRY(balance, db.Balance(customer));
-            SIGIL_TRY(after, AddToBalance(*balance, cents));
-            SIGIL_TRY(entry, db.Append({customer, EntryKind::Credit, cents, *after, reason, request_id, m_now()}));
-            // Another customer's transaction may have taken the id meanwhile (it holds another
-            // lock); the unique credit id decides, and the loser writes nothing.
-            SIGIL_TRY(inserted, db.InsertCredit(credit_id, *entry));
-            if (!*inserted) return Outcome::Rollback;
-            if (*intent) SIGIL_TRY_STATUS(db.MarkIntentCredited(credit_id));
-            credited = true;
-            return Outcome::Commit;
-        });
-        if (!done) return done.error();
-        return credited;
+        SIGIL_TRY(done, Credit(customer, credit_id, cents, reason, request_id, nullptr));
+        return *done == BudgetedCredit::Credited;
+    }
+
+    Result<BudgetedCredit> CreditFromBudget(const std::string& customer, const std::string& credit_id, Cents cents,
+                                            const std::string& reason, const std::string& request_id,
+                                            const std::string& budget_id, Cents budget_cents) override {
+        SIGIL_TRY_STATUS(CheckText("budget_id", budget_id, 1, 200));
+        SIGIL_TRY_STATUS(CheckCents("budget_cents", budget_cents, 0));
+        const Budget budget{budget_id, budget_cents};
+        return Credit(customer, credit_id, cents, reason, request_id, &budget);
     }
 
     Result<std::int64_t> Charge(const std::string& customer, Cents cents, const std::string& reason,
@@ -277,6 +258,9 @@ public:
         SIGIL_TRY_STATUS(CheckText("reference", intent.reference, 0, 256));
         SIGIL_TRY_STATUS(CheckText("client_secret", intent.client_secret, 0, 512));
         if (intent.created_ms < 0) return Invalid("created_ms", "must not be negative");
+        if (intent.from_block > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+            return Invalid("from_block", "must fit a signed 64-bit integer");
+        }
         PaymentIntent row = intent;
         if (row.created_ms == 0) row.created_ms = m_now();
         return Write([&](StoreSession& db) -> Result<Outcome> {
@@ -298,17 +282,43 @@ public:
         return intent;
     }
 
-    Result<std::optional<StoredAnswer>> Claim(const std::string& scope, const std::string& request_hash) override {
+    Result<std::optional<StoredAnswer>> Claim(const std::string& scope, const std::string& request_hash,
+                                              const ClaimPolicy& policy) override {
         SIGIL_TRY_STATUS(CheckText("scope", scope, 1, 300));
         SIGIL_TRY_STATUS(CheckText("request_hash", request_hash, 1, 128));
+        SIGIL_TRY_STATUS(CheckText("owner", policy.owner, 0, 100));
+        if (policy.max_per_owner < 0 || policy.lease_ms < 0) return Invalid("policy", "bounds must not be negative");
         std::optional<StoredAnswer> existing;
         const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
             const std::int64_t now = m_now();
             SIGIL_TRY_STATUS(db.ExpireAnswers(now - ANSWER_TTL_MS));
+            // The owner's rows are counted and added to under its lock (PostgreSQL), so concurrent
+            // claims of one account cannot pass its bound together.
+            if (!policy.owner.empty()) SIGIL_TRY_STATUS(db.Lock("idempotency:" + policy.owner));
             SIGIL_TRY(found, db.FindAnswer(scope));
             existing = std::move(*found);
-            if (existing) return Outcome::Commit;  // keeps the expiry
-            SIGIL_TRY(inserted, db.InsertPendingAnswer(scope, request_hash, now));
+            if (existing) {
+                // A claim nobody will finish (its worker died mid-request) is taken over after its lease,
+                // by the same request only: another body stays 422, whatever the first one did.
+                const bool abandoned = existing->status == 0 && policy.lease_ms > 0 &&
+                                       existing->created_ms <= now - policy.lease_ms &&
+                                       existing->request_hash == request_hash;
+                if (abandoned) {
+                    SIGIL_TRY(taken, db.TakeOverAnswer(scope, existing->created_ms, now));
+                    if (*taken) existing.reset();
+                }
+                return Outcome::Commit;  // keeps the expiry
+            }
+            if (!policy.owner.empty() && policy.max_per_owner > 0) {
+                SIGIL_TRY(held, db.CountAnswers(policy.owner));
+                if (*held >= policy.max_per_owner) {
+                    return MakeError(ErrorKind::Overloaded, "idempotency_keys_exhausted",
+                                     "this account holds " + std::to_string(*held) +
+                                         " Idempotency-Key answers from the last 24 h, its limit; retry without the header "
+                                         "or later");
+                }
+            }
+            SIGIL_TRY(inserted, db.InsertPendingAnswer(scope, policy.owner, request_hash, now));
             if (*inserted) return Outcome::Commit;
             // PostgreSQL: a concurrent Claim of the same scope committed first (the insert waited
             // for it); its row is the answer.
@@ -366,6 +376,56 @@ public:
     }
 
 private:
+    struct Budget {
+        std::string id;
+        Cents cents = 0;
+    };
+
+    // CreditOnce, and with `budget` only while the budget can pay it (both in one transaction).
+    Result<BudgetedCredit> Credit(const std::string& customer, const std::string& credit_id, Cents cents,
+                                  const std::string& reason, const std::string& request_id, const Budget* budget) {
+        SIGIL_TRY_STATUS(CheckCustomer(customer));
+        SIGIL_TRY_STATUS(CheckText("credit_id", credit_id, 1, 200));
+        SIGIL_TRY_STATUS(CheckCents("cents", cents, 1));
+        SIGIL_TRY_STATUS(CheckEntryText(reason, request_id));
+        BudgetedCredit outcome = BudgetedCredit::AlreadyCredited;
+        const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
+            outcome = BudgetedCredit::AlreadyCredited;
+            SIGIL_TRY_STATUS(db.Lock(customer));
+            SIGIL_TRY(taken, db.HasCredit(credit_id));
+            if (*taken) return Outcome::Rollback;
+            // An intent is credited only to its own customer and amount: a caller confirming
+            // someone else's payment intent gets nothing.
+            SIGIL_TRY(intent, db.FindIntent(credit_id));
+            if (*intent && ((*intent)->customer != customer || (*intent)->amount_cents != cents)) {
+                return MakeError(ErrorKind::Conflict, "intent_mismatch",
+                                 "payment intent " + credit_id + " is for another customer or amount");
+            }
+            if (budget != nullptr) {
+                // Taken after the customer's lock, always in this order: no two credits wait on each other.
+                SIGIL_TRY_STATUS(db.Lock("budget:" + budget->id));
+                SIGIL_TRY(used, db.BudgetUsed(budget->id));
+                if (*used > budget->cents - cents) {
+                    outcome = BudgetedCredit::BudgetExhausted;
+                    return Outcome::Rollback;
+                }
+            }
+            SIGIL_TRY(balance, db.Balance(customer));
+            SIGIL_TRY(after, AddToBalance(*balance, cents));
+            SIGIL_TRY(entry, db.Append({customer, EntryKind::Credit, cents, *after, reason, request_id, m_now()}));
+            // Another customer's transaction may have taken the id meanwhile (it holds another
+            // lock); the unique credit id decides, and the loser writes nothing.
+            SIGIL_TRY(inserted, db.InsertCredit(credit_id, *entry));
+            if (!*inserted) return Outcome::Rollback;
+            if (*intent) SIGIL_TRY_STATUS(db.MarkIntentCredited(credit_id));
+            if (budget != nullptr) SIGIL_TRY_STATUS(db.AddBudgetUsed(budget->id, cents));
+            outcome = BudgetedCredit::Credited;
+            return Outcome::Commit;
+        });
+        if (!done) return done.error();
+        return outcome;
+    }
+
     // The store's transaction and read, with any exception (allocation failure) turned into an
     // error: nothing escapes the Ledger interface.
     Status Write(const std::function<Result<Outcome>(StoreSession&)>& work, Durability durability = Durability::Full) {

@@ -102,6 +102,10 @@ class LedgerContractTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testCreditOnceRefusesAnotherCustomersIntent);
     CPPUNIT_TEST(testClaimFinishRelease);
     CPPUNIT_TEST(testClaimsExpireAfter24Hours);
+    CPPUNIT_TEST(testClaimsAreBoundedPerOwner);
+    CPPUNIT_TEST(testAbandonedClaimIsTakenOverAfterItsLease);
+    CPPUNIT_TEST(testCreditFromBudgetStopsAtTheBudget);
+    CPPUNIT_TEST(testOpensTablesMadeBeforeOwnersAndBlocks);
     CPPUNIT_TEST(testRejectsInvalidInput);
     CPPUNIT_TEST(testReopenKeepsDataAndOpenDispatches);
     CPPUNIT_TEST(testEntriesAreAppendOnly);
@@ -442,6 +446,86 @@ public:
         CPPUNIT_ASSERT(!l->Claim("a:old", hash)->has_value());  // forgotten: claimed afresh
         CPPUNIT_ASSERT_EQUAL(0, (*l->Claim("a:old", hash))->status);
         CPPUNIT_ASSERT((*l->Claim("a:newer", hash)).has_value());  // 1 day - 1 ms old
+    }
+
+    // An account holds at most max_per_owner rows (pending or final); others' rows do not count, and
+    // rows forgotten after 24 h free their place.
+    void testClaimsAreBoundedPerOwner() {
+        auto l = OpenLedger();
+        const std::string hash(64, 'e');
+        const ClaimPolicy mine{"0xacc1", 2, 0};
+        CPPUNIT_ASSERT(!l->Claim("s1", hash, mine)->has_value());
+        ExpectOk(l->Finish("s1", 200, "{}"));
+        CPPUNIT_ASSERT(!l->Claim("s2", hash, mine)->has_value());
+        ExpectError(l->Claim("s3", hash, mine), ErrorKind::Overloaded, "idempotency_keys_exhausted");
+        CPPUNIT_ASSERT_EQUAL(200, (*l->Claim("s1", hash, mine))->status);  // its own rows still answer
+        CPPUNIT_ASSERT(!l->Claim("t1", hash, ClaimPolicy{"0xacc2", 2, 0})->has_value());
+        m_now = T0 + DAY_MS + 1;
+        CPPUNIT_ASSERT(!l->Claim("s4", hash, mine)->has_value());
+    }
+
+    // A pending claim whose worker died is taken over once its lease has passed, by the same request
+    // only, and by one taker; before that it answers pending.
+    void testAbandonedClaimIsTakenOverAfterItsLease() {
+        auto l = OpenLedger();
+        const std::string hash(64, 'f');
+        const ClaimPolicy policy{"0xacc1", 0, 60'000};
+        CPPUNIT_ASSERT(!l->Claim("s", hash, policy)->has_value());
+        m_now = T0 + 59'999;
+        CPPUNIT_ASSERT_EQUAL(0, (*l->Claim("s", hash, policy))->status);
+        m_now = T0 + 60'000;
+        auto other_body = l->Claim("s", std::string(64, '0'), policy);
+        CPPUNIT_ASSERT(other_body->has_value());  // another request never takes it over
+        CPPUNIT_ASSERT(!l->Claim("s", hash, policy)->has_value());  // taken over
+        auto again = l->Claim("s", hash, policy);  // the new claim has its own lease
+        CPPUNIT_ASSERT(again->has_value());
+        CPPUNIT_ASSERT_EQUAL(0, (*again)->status);
+        CPPUNIT_ASSERT_EQUAL(T0 + 60'000, (*again)->created_ms);
+        CPPUNIT_ASSERT_EQUAL(0, (*l->Claim("s", hash))->status);  // no lease: never taken over
+        ExpectOk(l->Finish("s", 200, "{}"));
+        m_now = T0 + 10 * 60'000;
+        CPPUNIT_ASSERT_EQUAL(200, (*l->Claim("s", hash, policy))->status);  // a final answer is never taken over
+    }
+
+    // Credits from a budget stop once the budget cannot pay the next one whole; each credit id still
+    // credits once, and another budget id starts afresh.
+    void testCreditFromBudgetStopsAtTheBudget() {
+        auto l = OpenLedger();
+        using R = BudgetedCredit;
+        CPPUNIT_ASSERT(*l->CreditFromBudget(A, "starter:a", 20, "starter", "", "starter:2026-11-28", 50) == R::Credited);
+        CPPUNIT_ASSERT(*l->CreditFromBudget(A, "starter:a", 20, "starter", "", "starter:2026-11-28", 50) ==
+                       R::AlreadyCredited);
+        CPPUNIT_ASSERT(*l->CreditFromBudget(B, "starter:b", 20, "starter", "", "starter:2026-11-28", 50) == R::Credited);
+        const std::string c = Customer(0xc);
+        CPPUNIT_ASSERT(*l->CreditFromBudget(c, "starter:c", 20, "starter", "", "starter:2026-11-28", 50) ==
+                       R::BudgetExhausted);
+        CPPUNIT_ASSERT_EQUAL(Cents{0}, *l->Balance(c));
+        CPPUNIT_ASSERT(l->Entries(c, 10)->empty());
+        CPPUNIT_ASSERT(*l->CreditFromBudget(c, "starter:c", 10, "starter", "", "starter:2026-11-28", 50) == R::Credited);
+        CPPUNIT_ASSERT(*l->CreditFromBudget(c, "starter:c2", 20, "starter", "", "starter:2026-11-29", 50) == R::Credited);
+        CPPUNIT_ASSERT_EQUAL(Cents{30}, *l->Balance(c));
+        ExpectError(l->CreditFromBudget(c, "x", 5, "starter", "", "", 50), ErrorKind::InvalidInput, "invalid_budget_id");
+    }
+
+    // A ledger made before idempotency rows had an owner and intents a block: the old rows, scoped by
+    // account with their answers in clear, are dropped; intents stay and read block 0.
+    void testOpensTablesMadeBeforeOwnersAndBlocks() {
+        CPPUNIT_ASSERT(RawSql("CREATE TABLE idempotency (scope text PRIMARY KEY, request_hash text NOT NULL,"
+                              " status integer NOT NULL, body text NOT NULL, created_ms bigint NOT NULL)"));
+        CPPUNIT_ASSERT(RawSql("INSERT INTO idempotency VALUES ('0xacc:k', 'h', 200, '{\"api_key\":\"secret\"}', " +
+                              std::to_string(T0) + ")"));
+        CPPUNIT_ASSERT(RawSql("CREATE TABLE intents (id text PRIMARY KEY, customer text NOT NULL, amount_cents bigint NOT NULL,"
+                              " processor text NOT NULL, reference text NOT NULL, client_secret text NOT NULL,"
+                              " credited boolean NOT NULL DEFAULT false, created_ms bigint NOT NULL)"));
+        CPPUNIT_ASSERT(RawSql("INSERT INTO intents VALUES ('pi_old', '" + A + "', 500, 'chain', '', '', false, 1)"));
+        auto l = OpenLedger();
+        CPPUNIT_ASSERT(!l->Claim("0xacc:k", "h")->has_value());
+        auto old = l->FindIntent("pi_old");
+        CPPUNIT_ASSERT(old->has_value());
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{0}, (*old)->from_block);
+        PaymentIntent pi{"pi_new", A, 500, "chain", "", "", false, 0, 1234};
+        ExpectOk(l->PutIntent(pi));
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{1234}, (*OpenLedger()->FindIntent("pi_new"))->from_block);
     }
 
     void testRejectsInvalidInput() {
