@@ -26,9 +26,11 @@
 //                        the workers relay it ([worker] dstack_socket) and sigil-evidence writes the set nginx
 //                        serves at /evidences/ (stack.evidenceDir; acme-account.json names ACME_ACCOUNT_URI)
 //   startStack({workerOptions: ['attestation_cache_ms = 0']}) adds lines to the [worker] section
+//   startStack({supervisorOptions: ['request_hard_timeout_s = 6']}) adds lines to the [supervisor] section
 //   startStack({billing: {lines: ['starter_credit_cents = 100'], database}}) turns billing on with the chain
 //                        processor (tUSD and Payments on the dev chain) and a SQLite ledger in the home
-//                        (or `database`, e.g. postgresql://...); `lines` go to the [billing] section
+//                        (or `database`, e.g. postgresql://...); `lines` go to the [billing] section;
+//                        `tokenAddress: (chain) => address` replaces the token the processor is told of
 //   startStack({nginxEnv: {SIGIL_MINT_RATE: '1r/s', SIGIL_MINT_BURST: '3'}}) passes nginx/render-dev.sh settings
 //   startStack({lowerer: false}) runs no sigil-lowerer: sandbox children lower every CID's first run
 //                        (by default the daemon runs, as scripts/start runs it: stack.lowererSocket, or null)
@@ -138,7 +140,8 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 
 /// Starts the stack. Options: workers (default 2).
 export async function startStack({ workers = 2, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
-  chainState = false, teeSim = false, workerOptions = [], billing = null, nginxEnv = {}, lowerer = true } = {}) {
+  chainState = false, teeSim = false, workerOptions = [], supervisorOptions = [], billing = null, nginxEnv = {},
+  lowerer = true } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -233,7 +236,7 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
     const fcgiSocket = join(run, 'fcgi.sock');
     const conf = join(home, 'sigil.conf');
     writeFileSync(conf, [
-      '[supervisor]', `socket_path = ${fcgiSocket}`, 'socket_mode = 0666', `workers = ${workers}`, '',
+      '[supervisor]', `socket_path = ${fcgiSocket}`, 'socket_mode = 0666', `workers = ${workers}`, ...supervisorOptions, '',
       '[worker]', 'max_body_bytes = 1048576', `test_routes = ${testRoutes}`,
       ...(teeSim ? [`dstack_socket = ${teeSocket}`] : []), ...workerOptions, '',
       '[chain]', `rpc_url = ${chain.rpc_url}`, `contract_address = ${chain.contract_address}`,
@@ -242,7 +245,8 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
       '[actions]', `ipfs_gateways = ${(ipfsGateways ?? [`http://127.0.0.1:${gatewayPort}/ipfs/`]).join(', ')}`,
       ...(lowerer ? [`lowerer_socket = ${lowererSocket}`] : []), ...actions, '',
       ...(billing ? ['[billing]', 'enabled = true', `database = ${billing.database ?? join(home, 'ledger.sqlite')}`,
-        'processor = chain', `token_address = ${chain.token_address}`, `payments_address = ${chain.payments_address}`,
+        'processor = chain', `token_address = ${billing.tokenAddress?.(chain) ?? chain.token_address}`,
+        `payments_address = ${chain.payments_address}`,
         'confirmations = 1', ...(billing.lines ?? []), ''] : []),
     ].join('\n'));
     children.push(launch('supervisor', supervisorBin, ['-c', conf], join(logs, 'supervisor.log')));

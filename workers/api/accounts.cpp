@@ -124,6 +124,7 @@ Result<HttpResponse> NewAccount(Service& service, RequestContext& ctx) {
     SIGIL_TRY(contract, service.Contract());
     common::Address20 wallet{};
     const DrawnKey key = DrawAccountKey(&wallet);
+    ctx.new_customer = common::HexEncode(wallet, true);  // the account's customer (Charge::StarterCredit)
     return MintedAnswer((*contract)->NewAccount(key.hash, wallet),
                         "\"api_key\":" + common::JsonQuote(key.text.text()) +
                             ",\"wallet_address\":" + common::JsonQuote(common::HexEncode(wallet, true)));
@@ -226,23 +227,25 @@ void AddAccountRoutes(Router& router, Service& service) {
     const std::string tag = "accounts";
     router.Add({"POST", "/core/v1/new_account", AuthRequirement::None, BodyKind::OptionalJson, bind(NewAccount),
                 "Create an account: a new master API key (returned once) and its owner wallet", tag, ApiSchema("accounts.json#/NewAccountRequest"),
-                ApiSchema("accounts.json#/NewAccountResponse"), /*may_answer_pending=*/true});
+                ApiSchema("accounts.json#/NewAccountResponse"), /*may_answer_pending=*/true, Charge::StarterCredit});
     router.Add({"GET", "/core/v1/account_exists", AuthRequirement::None, BodyKind::None, bind(AccountExists),
                 "Whether the API key sent in the header belongs to an account (401 only when none is sent)", tag, "",
                 ApiSchema("accounts.json#/AccountExistsResponse")});
     router.Add({"POST", "/core/v1/add_usage_api_key", AuthRequirement::AccountOwner, BodyKind::Json, bind(AddUsageKey),
                 "Create a usage API key with the given permissions (master key only; the value is returned once)", tag,
                 ApiSchema("accounts.json#/AddUsageKeyRequest"), ApiSchema("accounts.json#/AddUsageKeyResponse"),
-                /*may_answer_pending=*/true});
+                /*may_answer_pending=*/true, Charge::Write});
     router.Add({"POST", "/core/v1/update_usage_api_key", AuthRequirement::AccountOwner, BodyKind::Json,
                 bind(UpdateUsageKey), "Replace every permission of a usage API key (master key only)", tag,
-                ApiSchema("accounts.json#/UpdateUsageKeyRequest"), ApiSchema("common.json#/Success")});
+                ApiSchema("accounts.json#/UpdateUsageKeyRequest"), ApiSchema("common.json#/Success"),
+                /*may_answer_pending=*/false, Charge::Write});
     router.Add({"POST", "/core/v1/update_usage_api_key_metadata", AuthRequirement::AccountOwner, BodyKind::Json,
                 bind(UpdateUsageKeyMetadata), "Rename or redescribe a usage API key (master key only)", tag,
-                ApiSchema("accounts.json#/UpdateMetadataRequest"), ApiSchema("common.json#/Success")});
+                ApiSchema("accounts.json#/UpdateMetadataRequest"), ApiSchema("common.json#/Success"),
+                /*may_answer_pending=*/false, Charge::Write});
     router.Add({"POST", "/core/v1/remove_usage_api_key", AuthRequirement::AccountOwner, BodyKind::Json,
                 bind(RemoveUsageKey), "Revoke a usage API key (master key only)", tag, ApiSchema("accounts.json#/RemoveUsageKeyRequest"),
-                ApiSchema("common.json#/Success")});
+                ApiSchema("common.json#/Success"), /*may_answer_pending=*/false, Charge::Write});
     router.Add({"GET", "/core/v1/list_api_keys", AuthRequirement::ApiKey, BodyKind::None, bind(ListApiKeys),
                 "Page of the account's usage keys: metadata and permissions, never key values", tag, ApiSchema("common.json#/PageQuery"),
                 ApiSchema("accounts.json#/ListApiKeysResponse")});

@@ -118,21 +118,24 @@ common::Result<HttpResponse> ActionIpfsId(RequestContext& ctx) {
 void AddActionRoutes(Router& router, Service& service) {
     router.Add({"POST", "/core/v1/add_action", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return AddAction(service, ctx); },
-                "Register metadata for an action CID", "actions", ApiSchema("actions.json#/AddActionRequest"), ApiSchema("actions.json#/SuccessWithHash")});
+                "Register metadata for an action CID", "actions", ApiSchema("actions.json#/AddActionRequest"), ApiSchema("actions.json#/SuccessWithHash"),
+                /*may_answer_pending=*/false, Charge::Write});
     router.Add({"POST", "/core/v1/update_action_metadata", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return UpdateActionMetadata(service, ctx); },
-                "Change an action's name and description", "actions", ApiSchema("actions.json#/UpdateActionRequest"), ApiSchema("common.json#/Success")});
+                "Change an action's name and description", "actions", ApiSchema("actions.json#/UpdateActionRequest"), ApiSchema("common.json#/Success"),
+                /*may_answer_pending=*/false, Charge::Write});
     router.Add({"POST", "/core/v1/delete_action", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return DeleteAction(service, ctx); },
-                "Delete an action's metadata (groups keep the CID)", "actions", ApiSchema("actions.json#/DeleteActionRequest"), ApiSchema("common.json#/Success")});
+                "Delete an action's metadata (groups keep the CID)", "actions", ApiSchema("actions.json#/DeleteActionRequest"), ApiSchema("common.json#/Success"),
+                /*may_answer_pending=*/false, Charge::Write});
     router.Add({"POST", "/core/v1/add_action_to_group", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return AddActionToGroup(service, ctx); },
                 "Permit an action CID in a group (group:manageActions)", "actions", ApiSchema("actions.json#/AddToGroupRequest"),
-                ApiSchema("actions.json#/SuccessWithHash")});
+                ApiSchema("actions.json#/SuccessWithHash"), /*may_answer_pending=*/false, Charge::Write});
     router.Add({"POST", "/core/v1/remove_action_from_group", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return RemoveActionFromGroup(service, ctx); },
                 "Remove an action CID from a group (group:manageActions)", "actions", ApiSchema("actions.json#/RemoveFromGroupRequest"),
-                ApiSchema("common.json#/Success")});
+                ApiSchema("common.json#/Success"), /*may_answer_pending=*/false, Charge::Write});
     router.Add({"GET", "/core/v1/list_actions", AuthRequirement::ApiKey, BodyKind::None,
                 [&service](RequestContext& ctx) { return ListActions(service, ctx); },
                 "A page of the account's actions, or of one group's", "actions", ApiSchema("actions.json#/ListActionsQuery"),

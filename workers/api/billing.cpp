@@ -9,9 +9,9 @@
 #include "common/hex.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "common/sha256.h"
 #include "workers/api/api.h"
 #include "workers/api/auth.h"
+#include "workers/api/idempotency.h"
 #include "workers/api/schemas.h"
 #include "workers/api/typed_data_auth.h"
 
@@ -25,19 +25,19 @@ using common::Result;
 using common::Uint256;
 
 constexpr std::size_t MAX_WALLET_AUTH_BYTES = 8192;  // base64 of {typed_data (<= 4 KiB), signature}
-constexpr std::size_t MAX_IDEMPOTENCY_KEY_BYTES = 255;
-constexpr const char* BILLING_PREFIX = "/core/v1/billing/";
 
 common::Error Disabled() {
     return MakeError(ErrorKind::Suspended, "billing_disabled", "billing is not enabled on this instance");
 }
 
 // The account a billing request is for: X-Wallet-Auth (a BillingAuth envelope signed by the account's
-// admin wallet), or the account's master key.
+// admin wallet), or any API key of the account, its master key or a usage key. Reading the balance and
+// buying credit only ever add to what the account has, so no scope guards them; a usage key is how an
+// account owned by a contract wallet (a multisig, which signs no BillingAuth) sees and tops up its credit.
 Result<Uint256> BillingAccount(Service& service, const HttpRequest& request) {
     const auto wallet_auth = request.Header("x-wallet-auth");
     if (!wallet_auth) {
-        SIGIL_TRY(caller, Authenticate(service, request, AuthRequirement::AccountOwner));
+        SIGIL_TRY(caller, Authenticate(service, request, AuthRequirement::ApiKey));
         return caller->account_hash;
     }
     if (request.Header("x-api-key") || request.Header("authorization")) {
@@ -176,23 +176,18 @@ Result<Spender> SpenderOf(Service& service, const Caller& caller) {
     return s;
 }
 
-bool IsRelayedWrite(const Route& r) {
-    if (r.auth == AuthRequirement::None) return false;
-    if (r.path == "/core/v1/sigil_action" || r.path.rfind(BILLING_PREFIX, 0) == 0) return false;
-    return r.method == "POST" || r.path == "/core/v1/create_wallet";
+// The starter credit's budget for today (UTC): one row in the ledger that every instance adds to.
+std::string StarterBudgetId() {
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char day[16];
+    std::strftime(day, sizeof day, "%Y-%m-%d", &utc);
+    return std::string("starter:") + day;
 }
 
-// The wallet a successful new_account answered (lower-case hex), "" when absent.
-std::string NewAccountWallet(const HttpResponse& response) {
-    rapidjson::Document doc;
-    doc.Parse(response.body.data(), response.body.size());
-    if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("wallet_address") || !doc["wallet_address"].IsString()) return "";
-    std::string w = doc["wallet_address"].GetString();
-    for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return w;
-}
-
-// Starter credit for a new account's customer, once (the credit id names the customer).
+// Starter credit for the customer a new account's handler names (RequestContext::new_customer),
+// once per customer (the credit id names it) and within the day's budget.
 Handler WithStarterCredit(billing::Billing* b, Handler inner) {
     return [b, inner](RequestContext& ctx) -> Result<HttpResponse> {
         auto result = inner(ctx);
@@ -200,23 +195,29 @@ Handler WithStarterCredit(billing::Billing* b, Handler inner) {
         // A 202 (broadcast, unconfirmed) gets it too: the account exists once mined, and a wallet
         // minted for an account that never comes to be holds credit nobody can spend.
         if (!result.ok() || (result->status != 200 && result->status != 202) || starter <= 0) return result;
-        const std::string customer = NewAccountWallet(*result);
+        const std::string& customer = ctx.new_customer;
         if (customer.empty()) return result;
         auto ledger = b->Store();
-        auto granted = ledger.ok() ? (*ledger)->CreditOnce(customer, "starter:" + customer, starter, "starter",
-                                                            ctx.request.request_id)
-                                   : Result<bool>(ledger.error());
+        auto granted = ledger.ok() ? (*ledger)->CreditFromBudget(customer, "starter:" + customer, starter, "starter",
+                                                                  ctx.request.request_id, StarterBudgetId(),
+                                                                  b->settings().starter_credit_budget_cents)
+                                   : Result<billing::BudgetedCredit>(ledger.error());
         // The account exists on chain either way; a ledger that is down costs only the starter credit.
-        if (!granted.ok()) common::LogWarn("starter credit for " + customer + " not granted: " + granted.error().message,
-                                           ctx.request.request_id);
+        if (!granted.ok()) {
+            common::LogWarn("starter credit for " + customer + " not granted: " + granted.error().message,
+                            ctx.request.request_id);
+        } else if (*granted == billing::BudgetedCredit::BudgetExhausted) {
+            common::LogWarn("starter credit for " + customer + " not granted: today's starter_credit_budget_cents is spent",
+                            ctx.request.request_id);
+        }
         return result;
     };
 }
 
-// Holds the write price before the write and keeps it only if the write succeeded. Conversion also
-// moves the balance from the old admin's customer to the new one.
+// Holds the write price before the write and keeps it only if the write succeeded. A route declared
+// Charge::WriteMovingBalance (conversion) also moves the balance from the old admin's customer to the new one.
 Handler Charged(Service& service, billing::Billing* b, const Route& route, Handler inner) {
-    const bool conversion = route.path == "/core/v1/convert_to_chain_secured_account";
+    const bool conversion = route.charge == Charge::WriteMovingBalance;
     const std::string path = route.path.substr(route.path.rfind('/') + 1);
     return [&service, b, inner, conversion, path](RequestContext& ctx) -> Result<HttpResponse> {
         const Caller& caller = CallerOf(ctx);
@@ -247,128 +248,6 @@ Handler Charged(Service& service, billing::Billing* b, const Route& route, Handl
     };
 }
 
-bool ValidIdempotencyKey(const std::string& key) {
-    if (key.empty() || key.size() > MAX_IDEMPOTENCY_KEY_BYTES) return false;
-    for (unsigned char c : key) {
-        if (c < 0x21 || c > 0x7e) return false;
-    }
-    return true;
-}
-
-// The transaction a stored answer still waits for: a 202 (a minted answer, pending) carries it as
-// "tx_hash", a 5xx error as "error.tx_hash". Empty for every settled answer.
-std::string PendingTxOf(const billing::StoredAnswer& answer) {
-    if (answer.status != 202 && answer.status < 500) return {};
-    rapidjson::Document doc;
-    doc.Parse(answer.body.data(), answer.body.size());
-    if (doc.HasParseError() || !doc.IsObject()) return {};
-    const rapidjson::Value* holder = &doc;
-    if (answer.status != 202) {
-        auto e = doc.FindMember("error");
-        if (e == doc.MemberEnd() || !e->value.IsObject()) return {};
-        holder = &e->value;
-    }
-    auto tx = holder->FindMember("tx_hash");
-    return tx != holder->MemberEnd() && tx->value.IsString() ? std::string(tx->value.GetString()) : std::string();
-}
-
-// A pending 202 answer once its transaction is mined: the same members without "pending" and "tx_hash".
-std::string SettledBody(const std::string& pending_body) {
-    rapidjson::Document doc;
-    doc.Parse(pending_body.data(), pending_body.size());
-    if (doc.HasParseError() || !doc.IsObject()) return pending_body;
-    doc.RemoveMember("pending");
-    doc.RemoveMember("tx_hash");
-    return common::JsonSerialize(doc);
-}
-
-HttpResponse Replayed(int status, const std::string& body) {
-    HttpResponse replay = JsonResponse(status, body);
-    replay.SetHeader("Idempotent-Replayed", "true");
-    return replay;
-}
-
-// Idempotency-Key on an authenticated write (DESIGN.md section 9): the first answer is kept 24 h and
-// replayed; a server failure is released so the retry runs again, except one that broadcast a
-// transaction of unknown outcome: that answer is kept with the transaction's hash, and a retry
-// follows the transaction instead of writing again (pending: the same answer; reverted: the write
-// runs again; mined: the write completes from its receipt, or a minted 202 becomes its 200).
-Handler Idempotent(Service& service, billing::Billing* b, Handler inner) {
-    return [&service, b, inner](RequestContext& ctx) -> Result<HttpResponse> {
-        const auto key = ctx.request.Header("idempotency-key");
-        if (!key) return inner(ctx);
-        if (!ValidIdempotencyKey(*key)) {
-            return MakeError(ErrorKind::InvalidInput, "invalid_idempotency_key",
-                             "Idempotency-Key must be 1 to 255 printable ASCII characters without spaces");
-        }
-        if (b == nullptr || b->settings().database.empty()) {
-            HttpResponse r = ErrorResponse(501, "idempotency_not_supported",
-                                           "this instance keeps no answers for Idempotency-Key ([billing] database)");
-            return r;
-        }
-        SIGIL_TRY(ledger, b->Store());
-        const Caller& caller = CallerOf(ctx);
-        const std::string scope = WordHex(caller.account_hash) + ":" + *key;
-        const std::string hash =
-            common::HexEncode(common::Sha256Hash(ctx.request.method + " " + ctx.request.path + "\n" + ctx.request.body));
-        SIGIL_TRY(existing, (*ledger)->Claim(scope, hash));
-        std::optional<Receipt> adopt;  // of a mined transaction the write completes from instead of sending
-        if (*existing) {
-            const billing::StoredAnswer& answer = **existing;
-            if (answer.request_hash != hash) {
-                return MakeError(ErrorKind::MalformedJson, "idempotency_key_reused",
-                                 "this Idempotency-Key was used with another request; use a new key");
-            }
-            if (answer.status == 0) {
-                return MakeError(ErrorKind::Conflict, "idempotency_in_progress",
-                                 "a request with this Idempotency-Key is still running; retry shortly");
-            }
-            const std::string tx = PendingTxOf(answer);
-            if (tx.empty()) return Replayed(answer.status, answer.body);
-            SIGIL_TRY(contract, service.Contract());
-            using State = TxSender::Outcome::State;
-            auto outcome = (*contract)->TransactionOutcome(tx);
-            // The chain cannot tell yet (still pending, or unreachable): the answer stands as it was.
-            if (!outcome.ok() || outcome->state == State::Pending) return Replayed(answer.status, answer.body);
-            // Mined and successful; otherwise reverted, or dropped from the node's pool (never mined).
-            const bool mined = outcome->state == State::Mined && outcome->receipt.success;
-            if (answer.status == 202) {
-                const HttpResponse settled =
-                    mined ? JsonResponse(200, SettledBody(answer.body))
-                    : outcome->state == State::Mined
-                        ? ErrorResponse(409, "tx_reverted", "the transaction was mined but reverted: " + tx)
-                        : ErrorResponse(409, "tx_dropped", "the transaction was dropped and never mined: " + tx);
-                const auto st = (*ledger)->Replace(scope, 202, settled.status, settled.body);
-                if (!st.ok()) common::LogError("idempotency answer not updated: " + st.error().message, ctx.request.request_id);
-                return Replayed(settled.status, settled.body);
-            }
-            // A failed write whose transaction is now settled: take the scope back and run the write
-            // again, completing from the mined receipt, or afresh if it reverted.
-            SIGIL_TRY(retaken, (*ledger)->Replace(scope, answer.status, 0, ""));
-            if (!*retaken) {
-                return MakeError(ErrorKind::Conflict, "idempotency_in_progress",
-                                 "a request with this Idempotency-Key is still running; retry shortly");
-            }
-            if (mined) adopt = std::move(outcome->receipt);
-        }
-        if (adopt) {
-            SIGIL_TRY(contract, service.Contract());
-            (*contract)->AdoptNextWrite(std::move(*adopt));
-        }
-        auto result = inner(ctx);
-        if (adopt) {
-            if (auto contract = service.Contract(); contract.ok()) (*contract)->AdoptNothing();
-        }
-        HttpResponse response = result.ok() ? std::move(result).value() : ErrorResponse(result.error());
-        // A server-side failure is not an answer worth keeping (the retry runs again), unless its
-        // transaction went out: then the retry must follow that transaction, never send another.
-        const bool keep = response.status < 500 || (!result.ok() && !result.error().tx_hash.empty());
-        const auto st = keep ? (*ledger)->Finish(scope, response.status, response.body) : (*ledger)->Release(scope);
-        if (!st.ok()) common::LogError("idempotency answer not stored: " + st.error().message, ctx.request.request_id);
-        return response;
-    };
-}
-
 std::uint64_t KeyTag(const Uint256& key_hash) {
     std::uint64_t tag = 0;
     for (int i = 0; i < 8; ++i) tag = (tag << 8) | key_hash.Word()[static_cast<std::size_t>(i)];
@@ -385,7 +264,7 @@ void AddBillingRoutes(Router& router, Service& service, BillingContext context) 
                 ApiSchema("billing.json#/PaymentsConfig")});
     router.Add({"GET", "/core/v1/billing/balance", AuthRequirement::None, BodyKind::None,
                 [b, &service](RequestContext& ctx) { return Balance(b, service, ctx); },
-                "The account's credit balance (master key, or X-Wallet-Auth for a ChainSecured admin)", "billing",
+                "The account's credit balance (any key of the account, or X-Wallet-Auth for a ChainSecured admin)", "billing",
                 ApiSchema("billing.json#/AccountAuthHeaders"), ApiSchema("billing.json#/Balance")});
     router.Add({"POST", "/core/v1/billing/create_payment_intent", AuthRequirement::None, BodyKind::Json,
                 [b, &service](RequestContext& ctx) { return CreatePaymentIntent(b, service, ctx); },
@@ -401,8 +280,14 @@ void ApplyWriteLayers(Router& router, Service& service, BillingContext context) 
     billing::Billing* b = context.billing;
     const bool charging = b != nullptr && b->enabled();
     router.WrapHandlers([&service, b, charging](const Route& route, Handler handler) -> Handler {
-        if (charging && route.path == "/core/v1/new_account") return WithStarterCredit(b, std::move(handler));
-        if (charging && IsRelayedWrite(route)) handler = Charged(service, b, route, std::move(handler));
+        if (charging) {
+            switch (route.charge) {
+                case Charge::None: break;
+                case Charge::Write:
+                case Charge::WriteMovingBalance: handler = Charged(service, b, route, std::move(handler)); break;
+                case Charge::StarterCredit: handler = WithStarterCredit(b, std::move(handler)); break;
+            }
+        }
         if (route.auth != AuthRequirement::None && route.method == "POST") handler = Idempotent(service, b, std::move(handler));
         return handler;
     });

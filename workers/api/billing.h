@@ -1,6 +1,7 @@
-// Billing in the API (DESIGN.md section 9): the /core/v1/billing/* endpoints, the charge for every
-// relayed write and run, and Idempotency-Key on writes. The ledger and the processors live in
-// workers/billing; this file decides who pays for what, and when.
+// Billing in the API (DESIGN.md section 9): the /core/v1/billing/* endpoints and the charge each route
+// declares (Route::charge) for relayed writes, runs and new accounts; Idempotency-Key lives in
+// idempotency.h. The ledger and the processors live in workers/billing; this file decides who pays for
+// what, and when.
 #pragma once
 
 #include <cstdint>
@@ -31,19 +32,19 @@ struct BillingContext {
 //   POST /core/v1/billing/confirm_payment {payment_intent_id}  (account auth)
 //        {success, credited_cents, balance_cents}: credits an intent exactly once; 404 unknown_payment_intent
 //        (also another account's), 402 payment_not_completed when the processor holds no completed payment.
-// Account auth: the account's master key (X-Api-Key / Bearer), or X-Wallet-Auth (BillingAuth, signed by
-// the account's admin wallet) for ChainSecured accounts.
+// Account auth: any API key of the account, its master key or a usage key (X-Api-Key / Bearer; paying
+// only adds credit, so no scope is needed, and a multisig-owned account buys credit through a usage key),
+// or X-Wallet-Auth (BillingAuth, signed by the account's admin wallet) for ChainSecured accounts.
 void AddBillingRoutes(Router& router, Service& service, BillingContext context);
 
-// Wraps the routes registered so far:
-//  * every relayed write (an authenticated POST other than sigil_action and billing, and GET create_wallet)
-//    holds [billing] write_price_cents from the caller's account before it runs (402 insufficient_credit,
-//    or 402 spend_cap_reached when a usage key's on-chain balance, its spend cap, would be passed;
-//    nothing done) and keeps it only if the write succeeded (2xx);
-//  * every authenticated POST accepts Idempotency-Key (1..255 printable characters): the first answer
-//    (below 500) is stored for 24 h and replayed for the same key and body (Idempotent-Replayed: true),
-//    neither executed nor charged again; the same key with another body is 422 idempotency_key_reused,
-//    one still running 409 idempotency_in_progress. Keys are scoped by account.
+// Wraps the routes registered so far, by what each declares:
+//  * Charge::Write and WriteMovingBalance (every relayed write) hold [billing] write_price_cents from the
+//    caller's account before it runs (402 insufficient_credit, or 402 spend_cap_reached when a usage key's
+//    on-chain balance, its spend cap, would be passed; nothing done) and keep it only if the write
+//    succeeded (2xx); WriteMovingBalance then moves the balance to the account's new admin wallet;
+//  * Charge::StarterCredit (new_account) grants [billing] starter_credit_cents to the customer its
+//    handler names, once, within the day's starter_credit_budget_cents (shared through the ledger);
+//  * every authenticated POST accepts Idempotency-Key (idempotency.h).
 void ApplyWriteLayers(Router& router, Service& service, BillingContext context);
 
 // A run's charge (DESIGN.md section 9): Begin holds one second's price and takes a run slot for the

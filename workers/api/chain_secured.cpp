@@ -155,7 +155,8 @@ void AddChainSecuredRoutes(Router& router, Service& service) {
                 bind(ConvertToChainSecured),
                 "Convert the account to ChainSecured mode: the signer of an EIP-712 ConvertAccount becomes its admin "
                 "(master key only; the old master key then authorizes nothing)",
-                tag, ApiSchema("chain_secured.json#/ConvertRequest"), ApiSchema("chain_secured.json#/ConvertResponse")});
+                tag, ApiSchema("chain_secured.json#/ConvertRequest"), ApiSchema("chain_secured.json#/ConvertResponse"),
+                /*may_answer_pending=*/false, Charge::WriteMovingBalance});
 }
 
 }  // namespace sigil::workers

@@ -94,13 +94,16 @@ common::Result<HttpResponse> ListGroups(Service& service, RequestContext& ctx) {
 void AddGroupRoutes(Router& router, Service& service) {
     router.Add({"POST", "/core/v1/add_group", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return AddGroup(service, ctx); },
-                "Create a group (owner, or a key with group:create)", "groups", ApiSchema("groups.json#/AddGroupRequest"), ApiSchema("groups.json#/AddGroupResponse")});
+                "Create a group (owner, or a key with group:create)", "groups", ApiSchema("groups.json#/AddGroupRequest"), ApiSchema("groups.json#/AddGroupResponse"),
+                /*may_answer_pending=*/false, Charge::Write});
     router.Add({"POST", "/core/v1/update_group", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return UpdateGroup(service, ctx); },
-                "Rename a group and replace its PKP and CID sets", "groups", ApiSchema("groups.json#/UpdateGroupRequest"), ApiSchema("common.json#/Success")});
+                "Rename a group and replace its PKP and CID sets", "groups", ApiSchema("groups.json#/UpdateGroupRequest"), ApiSchema("common.json#/Success"),
+                /*may_answer_pending=*/false, Charge::Write});
     router.Add({"POST", "/core/v1/remove_group", AuthRequirement::ApiKey, BodyKind::Json,
                 [&service](RequestContext& ctx) { return RemoveGroup(service, ctx); },
-                "Delete a group (owner, or a key with group:delete)", "groups", ApiSchema("groups.json#/RemoveGroupRequest"), ApiSchema("common.json#/Success")});
+                "Delete a group (owner, or a key with group:delete)", "groups", ApiSchema("groups.json#/RemoveGroupRequest"), ApiSchema("common.json#/Success"),
+                /*may_answer_pending=*/false, Charge::Write});
     router.Add({"GET", "/core/v1/list_groups", AuthRequirement::ApiKey, BodyKind::None,
                 [&service](RequestContext& ctx) { return ListGroups(service, ctx); },
                 "A page of the account's groups", "groups", ApiSchema("groups.json#/ListGroupsQuery"), ApiSchema("groups.json#/ListGroupsResponse")});

@@ -108,16 +108,19 @@ void AddWalletRoutes(Router& router, Service& service) {
     const std::string tag = "wallets";
     const std::string create_summary = "Create a wallet (PKP) and register it to the account (scope pkp:create)";
     router.Add({"GET", "/core/v1/create_wallet", AuthRequirement::ApiKey, BodyKind::None, bind(CreateWallet),
-                create_summary, tag, "", ApiSchema("wallets.json#/CreateWalletResponse"), /*may_answer_pending=*/true});
+                create_summary, tag, "", ApiSchema("wallets.json#/CreateWalletResponse"), /*may_answer_pending=*/true,
+                Charge::Write});
     router.Add({"POST", "/core/v1/create_wallet", AuthRequirement::ApiKey, BodyKind::OptionalJson, bind(CreateWallet),
                 create_summary, tag, ApiSchema("wallets.json#/CreateWalletRequest"), ApiSchema("wallets.json#/CreateWalletResponse"),
-                /*may_answer_pending=*/true});
+                /*may_answer_pending=*/true, Charge::Write});
     router.Add({"POST", "/core/v1/add_pkp_to_group", AuthRequirement::ApiKey, BodyKind::Json,
                 bind(ChangeMembership<true>), "Add one of the account's PKPs to a group (scope group:addPkp)", tag,
-                ApiSchema("wallets.json#/MembershipRequest"), ApiSchema("common.json#/Success")});
+                ApiSchema("wallets.json#/MembershipRequest"), ApiSchema("common.json#/Success"),
+                /*may_answer_pending=*/false, Charge::Write});
     router.Add({"POST", "/core/v1/remove_pkp_from_group", AuthRequirement::ApiKey, BodyKind::Json,
                 bind(ChangeMembership<false>), "Remove a PKP from a group (scope group:removePkp)", tag,
-                ApiSchema("wallets.json#/MembershipRequest"), ApiSchema("common.json#/Success")});
+                ApiSchema("wallets.json#/MembershipRequest"), ApiSchema("common.json#/Success"),
+                /*may_answer_pending=*/false, Charge::Write});
     router.Add({"GET", "/core/v1/list_wallets", AuthRequirement::ApiKey, BodyKind::None, bind(ListWallets),
                 "Page of the account's wallets (PKPs)", tag, ApiSchema("common.json#/PageQuery"), ApiSchema("wallets.json#/WalletListResponse")});
     router.Add({"GET", "/core/v1/list_wallets_in_group", AuthRequirement::ApiKey, BodyKind::None,

@@ -1,6 +1,8 @@
 #include "workers/billing/chain_processor.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "common/hex.h"
 #include "common/keccak.h"
@@ -26,10 +28,35 @@ common::Hash32 ChainProcessor::PaidTopic() { return common::Keccak256Hash(std::s
 
 std::string ChainProcessor::ConfigMembers() const {
     return "\"chain_id\":" + std::to_string(m_chain_id) + ",\"token\":\"" + common::ChecksumAddress(m_token) +
-           "\",\"token_decimals\":6,\"payments_contract\":\"" + common::ChecksumAddress(m_payments) + "\"";
+           "\",\"token_decimals\":" + std::to_string(TOKEN_DECIMALS) + ",\"payments_contract\":\"" +
+           common::ChecksumAddress(m_payments) + "\"";
+}
+
+common::Status ChainProcessor::CheckToken() {
+    if (m_token_checked) return common::Success();
+    SIGIL_TRY(eth, m_eth());
+    static constexpr std::uint8_t DECIMALS_SELECTOR[4] = {0x31, 0x3c, 0xe5, 0x67};  // decimals()
+    SIGIL_TRY(answer, (*eth)->Call(m_token, common::ByteView(DECIMALS_SELECTOR, sizeof DECIMALS_SELECTOR)));
+    std::optional<std::uint64_t> decimals;
+    if (!answer->reverted && answer->data.size() == 32) {
+        if (auto v = common::Uint256::FromBigEndian(common::ByteView(answer->data.data(), 32)); v.ok()) decimals = v->ToUint64();
+    }
+    if (decimals != TOKEN_DECIMALS) {
+        return MakeError(ErrorKind::Suspended, "payments_misconfigured",
+                         "the payment token " + common::ChecksumAddress(m_token) + " answers decimals() " +
+                             (decimals ? std::to_string(*decimals) : std::string("with no number")) + ", not " +
+                             std::to_string(TOKEN_DECIMALS) + " ([billing] token_address): payments are refused");
+    }
+    m_token_checked = true;
+    return common::Success();
 }
 
 common::Result<PaymentIntent> ChainProcessor::Create(const std::string& customer, Cents cents) {
+    SIGIL_TRY_STATUS(CheckToken());
+    SIGIL_TRY(eth, m_eth());
+    // The reference is drawn below, so no transaction mined up to the current head can carry it: a
+    // payment for this intent is in a later block, and the search starts there.
+    SIGIL_TRY(head, (*eth)->BlockNumber());
     std::array<std::uint8_t, 16> id{};
     std::array<std::uint8_t, 32> reference{};
     common::RandomFill(id.data(), id.size());
@@ -41,6 +68,7 @@ common::Result<PaymentIntent> ChainProcessor::Create(const std::string& customer
     intent.processor = "chain";
     intent.reference = common::HexEncode(reference, true);
     intent.client_secret = intent.reference;  // what the client passes to pay()
+    intent.from_block = std::max(*head + 1, m_from_block);
     intent.created_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::system_clock::now().time_since_epoch()).count();
     return intent;
@@ -54,16 +82,19 @@ std::string ChainProcessor::AnswerMembers(const PaymentIntent& intent) const {
 }
 
 common::Result<bool> ChainProcessor::IsPaid(const PaymentIntent& intent) {
+    SIGIL_TRY_STATUS(CheckToken());
     SIGIL_TRY(eth, m_eth());
     auto reference = common::HexDecodeExact(intent.reference, 32, common::HexPrefix::Required);
     if (!reference.ok()) return MakeError(ErrorKind::Internal, "invalid_reference", "the intent's reference is not 32 bytes");
     SIGIL_TRY(head, (*eth)->BlockNumber());
     if (*head + 1 < m_confirmations) return false;
     const std::uint64_t deepest = *head + 1 - m_confirmations;  // a log in this block has `confirmations` blocks
-    if (deepest < m_from_block) return false;
+    // Intents stored before they carried their block have 0 here: searched from the configured start.
+    const std::uint64_t from = std::max(intent.from_block, m_from_block);
+    if (deepest < from) return false;
     common::Hash32 ref{};
     std::copy(reference->begin(), reference->end(), ref.begin());
-    SIGIL_TRY(logs, (*eth)->GetLogs(m_payments, m_from_block, deepest, {PaidTopic(), ref}));
+    SIGIL_TRY(logs, (*eth)->GetLogs(m_payments, from, deepest, {PaidTopic(), ref}));
     // Several payments with one reference add up; the service credits the intent once (the ledger).
     const auto want = common::Uint256::FromUint64(static_cast<std::uint64_t>(intent.amount_cents) * TOKEN_UNITS_PER_CENT);
     common::Uint256 paid;

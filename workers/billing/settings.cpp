@@ -9,6 +9,10 @@ using common::MakeError;
 
 namespace {
 
+// Past the hard timeout the supervisor still has to notice and kill the worker (it checks about
+// once a second); a claim is taken over only once its worker is certainly gone.
+constexpr std::int64_t IDEMPOTENCY_LEASE_MARGIN_MS = 2000;
+
 common::Error Bad(const std::string& key, const std::string& why) {
     return MakeError(ErrorKind::InvalidInput, "invalid_config", "[billing] " + key + ": " + why);
 }
@@ -24,6 +28,9 @@ common::Result<BillingSettings> BillingSettings::FromConfig(const common::Config
     s.write_price_cents = i("write_price_cents");
     s.run_second_price_cents = i("run_second_price_cents");
     s.starter_credit_cents = i("starter_credit_cents");
+    s.starter_credit_budget_cents = i("starter_credit_budget_cents");
+    s.idempotency_keys_per_account = i("idempotency_keys_per_account");
+    s.idempotency_lease_ms = config.GetInt("supervisor", "request_hard_timeout_s") * 1000 + IDEMPOTENCY_LEASE_MARGIN_MS;
     s.min_payment_cents = i("min_payment_cents");
     s.max_payment_cents = i("max_payment_cents");
     s.max_concurrent_runs_per_key = static_cast<std::uint32_t>(i("max_concurrent_runs_per_key"));

@@ -17,6 +17,11 @@ struct BillingSettings {
     std::int64_t write_price_cents = 1;   // per successful relayed write
     std::int64_t run_second_price_cents = 1;  // per started second of a run
     std::int64_t starter_credit_cents = 0;    // granted once to each new account's customer
+    std::int64_t starter_credit_budget_cents = 10000;  // the most starter credit granted per UTC day (all instances)
+    std::int64_t idempotency_keys_per_account = 10000;  // Idempotency-Key answers an account may hold at once
+    // A claimed Idempotency-Key whose request never finished is taken over after this: the worker's
+    // hard timeout ([supervisor] request_hard_timeout_s, past which the supervisor kills it) and a margin.
+    std::int64_t idempotency_lease_ms = 62000;
     std::int64_t min_payment_cents = 500;
     std::int64_t max_payment_cents = 1000000;
     std::uint32_t max_concurrent_runs_per_key = 8;  // 0 = no cap
@@ -25,7 +30,7 @@ struct BillingSettings {
     // chain: an ERC-20 (6 decimals) paid through the payments contract's pay(reference, amount).
     std::string token_address;            // 0x + 40 hex
     std::string payments_address;         // 0x + 40 hex
-    std::uint32_t confirmations = 1;      // blocks, the Paid event's own included
+    std::uint32_t confirmations = 12;     // blocks, the Paid event's own included
     std::uint64_t payments_from_block = 0;  // where confirm_payment starts looking for Paid events
     // stripe: PaymentIntents over its REST API.
     std::string stripe_api_base = "https://api.stripe.com";

@@ -32,12 +32,24 @@ enum class BodyKind {
     OptionalJson,  // like Json when a body is present; an empty body passes with no document
 };
 
+// What the billing layer charges for a route (DESIGN.md section 9), declared with the route as its
+// auth and body kind are, so no layer decides by the route's path.
+enum class Charge {
+    None,                // free (reads, public endpoints), or charged by its own handler (a run's time)
+    Write,               // a relayed write: the write price held before it, kept only when it answers 2xx
+    WriteMovingBalance,  // a Write that replaces the account's admin wallet (conversion): the balance follows
+    StarterCredit,       // mints an account: the customer its handler names in new_customer gets the starter credit
+};
+
 // What a handler gets. `json` is set iff the route has a JSON body kind and a body was sent.
 // `auth` holds whatever the Authenticator returned (empty for AuthRequirement::None).
 struct RequestContext {
     const HttpRequest& request;
     const rapidjson::Document* json = nullptr;
     std::any auth;
+    // Set by a Charge::StarterCredit handler: the customer it created (the new account's admin wallet,
+    // 0x + 40 lower-case hex), handed to the charging layer instead of that layer reading the answer.
+    std::string new_customer;
 };
 
 using Handler = std::function<common::Result<HttpResponse>(RequestContext& ctx)>;
@@ -62,6 +74,7 @@ struct Route {
     // The write mints something the client must keep and may answer 202 (broadcast, unconfirmed:
     // the 200 answer plus "pending":true and "tx_hash"); documented as such in OpenAPI.
     bool may_answer_pending = false;
+    Charge charge = Charge::None;
 };
 
 class Router {
