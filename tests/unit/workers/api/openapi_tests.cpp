@@ -107,6 +107,7 @@ struct RealRouter {
 class OpenApiTests : public CppUnit::TestFixture {
     CPPUNIT_TEST_SUITE(OpenApiTests);
     CPPUNIT_TEST(testSmallRouterDocument);
+    CPPUNIT_TEST(testEveryRouteDeclaresTheChargeBillingApplied);
     CPPUNIT_TEST(testQueryParametersAndRequestBody);
     CPPUNIT_TEST(testErrorResponsesFollowAuthAndBody);
     CPPUNIT_TEST(testInvalidSchemaIsRefused);
@@ -123,6 +124,28 @@ class OpenApiTests : public CppUnit::TestFixture {
     CPPUNIT_TEST_SUITE_END();
 
 public:
+    // The charges the routes declare are the ones the billing layer applied when it matched paths
+    // (before Route::charge): every authenticated POST but the run, and GET create_wallet, is a relayed
+    // write; conversion also moves the balance; new_account grants the starter credit; nothing else.
+    void testEveryRouteDeclaresTheChargeBillingApplied() {
+        RealRouter real;
+        std::size_t writes = 0;
+        for (const auto& route : real.router.routes()) {
+            Charge want = Charge::None;
+            if (route.path == "/core/v1/new_account") {
+                want = Charge::StarterCredit;
+            } else if (route.path == "/core/v1/convert_to_chain_secured_account") {
+                want = Charge::WriteMovingBalance;
+            } else if (route.auth != AuthRequirement::None && route.path != "/core/v1/sigil_action" &&
+                       (route.method == "POST" || route.path == "/core/v1/create_wallet")) {
+                want = Charge::Write;
+                ++writes;
+            }
+            CPPUNIT_ASSERT_MESSAGE(route.method + " " + route.path, route.charge == want);
+        }
+        CPPUNIT_ASSERT(writes >= 15);
+    }
+
     void testSmallRouterDocument() {
         auto router = SmallRouter();
         auto text = GenerateOpenApi(router.routes(), {"T", "9", "d"});
