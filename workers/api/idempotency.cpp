@@ -195,7 +195,8 @@ Handler Idempotent(Service& service, billing::Billing* b, Handler inner) {
         }
         if (!stored.ok()) {
             common::LogError("idempotency answer not stored: " + stored.error().message, ctx.request.request_id);
-            // Unstored, the claim would answer 409 until its lease ends; released, the retry runs again.
+            // A claim left pending is taken over after its lease and the request runs again anyway;
+            // released, the retry need not wait for that.
             (void)(*ledger)->Release(scope);
         }
         return response;
