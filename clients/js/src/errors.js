@@ -110,6 +110,8 @@ export const ErrorCode = Object.freeze({
   IDEMPOTENCY_KEY_REUSED: 'idempotency_key_reused',         // 422, the same key with another request
   IDEMPOTENCY_IN_PROGRESS: 'idempotency_in_progress',       // 409
   INVALID_IDEMPOTENCY_KEY: 'invalid_idempotency_key',       // 400
+  IDEMPOTENCY_KEYS_EXHAUSTED: 'idempotency_keys_exhausted', // 429, the account's stored answers are at their cap
+  PAYMENTS_MISCONFIGURED: 'payments_misconfigured',         // 503, the payment token is not what the processor expects
   // availability
   CHAIN_UNAVAILABLE: 'chain_unavailable',                   // 503
   CHAIN_TIMEOUT: 'chain_timeout',                           // 504
