@@ -73,13 +73,6 @@ std::string Sha256SumText(const std::vector<EvidenceFile>& files) {
     return out;
 }
 
-common::Bytes ReportDataFor(const std::string& sha256sum_text) {
-    const auto digest = common::Sha256Hash(sha256sum_text);
-    common::Bytes out(digest.begin(), digest.end());
-    out.resize(64, 0);
-    return out;
-}
-
 common::Status PublishEvidenceSet(const std::string& dir, const std::vector<EvidenceFile>& files) {
     const fs::path link(dir);
     const fs::path sets = link.parent_path() / ("." + link.filename().string() + ".sets");

@@ -27,9 +27,6 @@ common::Result<std::vector<EvidenceFile>> CoveredFiles(const std::string& domain
 // sha256sum's format over `files`: "<64 hex>  <name>\n" per file, in the given order.
 std::string Sha256SumText(const std::vector<EvidenceFile>& files);
 
-// The report_data quote.json binds: SHA-256 of the bytes of sha256sum.txt, zero padded to 64 bytes.
-common::Bytes ReportDataFor(const std::string& sha256sum_text);
-
 // Publishes `files` as the served set at `dir`: writes them into a new folder beside `dir`
 // (`.<name>.sets/<n>`), then points the symlink `dir` at it with one rename(2). The first time, a
 // real directory at `dir` is moved aside (its files stay readable until the rename). Earlier sets but

@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "evidence/agent/agent_client.h"
+#include "evidence/agent/report_data.h"
 #include "evidence/evidence_files.h"
 
 using namespace sigil;
@@ -78,7 +79,7 @@ int main(int argc, char** argv) {
 
     const std::string sums = evidence::Sha256SumText(*files);
     evidence::AgentClient agent({o.agent_socket, o.timeout_ms});
-    auto quote = agent.GetQuote(evidence::ReportDataFor(sums));
+    auto quote = agent.GetQuote(evidence::EvidenceReportData(sums));
     if (!quote.ok()) return Fail(EXIT_UNAVAILABLE, quote.error());
 
     files->push_back({"sha256sum.txt", sums});

@@ -80,6 +80,19 @@ export function simulatedEventLog({ appId, composeHash, instanceId, keyProvider 
   ];
 }
 
+/// The simulator's OS measurements, fixed made-up values: mrtd = SHA-384("sigil-tee-sim: mrtd") and
+/// rtmr0-2 the replays of its made-up IMR 0-2 events (which name no app, compose or instance).
+/// {mrtd, rtmr0, rtmr1, rtmr2} as Buffers. A verifier pins these (sigil-tee-sim --print-measurements).
+export function simulatedMeasurements() {
+  const events = simulatedEventLog({ appId: Buffer.alloc(20), composeHash: Buffer.alloc(32), instanceId: Buffer.alloc(0), keyProvider: Buffer.alloc(0) });
+  return {
+    mrtd: sha384(Buffer.from('sigil-tee-sim: mrtd')),
+    rtmr0: replayRtmr(events, 0),
+    rtmr1: replayRtmr(events, 1),
+    rtmr2: replayRtmr(events, 2),
+  };
+}
+
 /// report_data from hex (upper or lower case, no 0x): zero padded on the right to 64 bytes.
 /// Throws on anything that is not hex or is longer than 64 bytes.
 export function reportDataFromHex(hex) {

@@ -9,6 +9,8 @@
 //
 //   node evidence/tee-sim/sigil-tee-sim.mjs --socket PATH --app-id 0x<40 hex> --compose FILE [--instance-id HEX]
 //   node evidence/tee-sim/sigil-tee-sim.mjs --compose FILE --print-compose-hash    (prints the hex, exits)
+//   node evidence/tee-sim/sigil-tee-sim.mjs --print-measurements    (prints {mrtd, rtmr0, rtmr1, rtmr2}
+//        as JSON, the values a verifier pins for the simulator with sigil-verify --expect, and exits)
 //
 // SIGTERM/SIGINT: closes and removes the socket, exits 0.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -16,7 +18,7 @@ import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { replayRtmr, reportDataFromHex, simulatedEventLog, buildQuote, sha256, sha384 } from './quote.mjs';
+import { replayRtmr, reportDataFromHex, simulatedEventLog, simulatedMeasurements, buildQuote, sha256, sha384 } from './quote.mjs';
 
 const MAX_BODY_BYTES = 65536;
 
@@ -50,11 +52,13 @@ function options() {
         compose: { type: 'string' },
         'instance-id': { type: 'string' },
         'print-compose-hash': { type: 'boolean' },
+        'print-measurements': { type: 'boolean' },
       },
     }));
   } catch (err) {
     fail(err.message);
   }
+  if (values['print-measurements']) return values;
   if (!values.compose) fail('--compose FILE is required');
   if (values['print-compose-hash']) return values;
   if (!values.socket) fail('--socket PATH is required');
@@ -77,10 +81,7 @@ function makeAgent({ appId, instanceId, compose }) {
     tee_tcb_svn: Buffer.from('04010700000000000000000000000000', 'hex'),
     mrseam: madeUp('mrseam'),
     xfam: Buffer.from('e718060000000000', 'hex'),
-    mrtd: madeUp('mrtd'),
-    rtmr0: replayRtmr(events, 0),
-    rtmr1: replayRtmr(events, 1),
-    rtmr2: replayRtmr(events, 2),
+    ...simulatedMeasurements(),
     rtmr3: replayRtmr(events, 3),
   };
   const hex = (b) => b.toString('hex');
@@ -178,6 +179,11 @@ function serve(agent) {
 
 function main() {
   const opts = options();
+  if (opts['print-measurements']) {
+    const m = simulatedMeasurements();
+    console.log(JSON.stringify(Object.fromEntries(Object.entries(m).map(([k, v]) => [k, v.toString('hex')]))));
+    return;
+  }
   const compose = loadCompose(opts.compose);
   if (opts['print-compose-hash']) {
     console.log(compose.hash.toString('hex'));

@@ -5,11 +5,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, X509Certificate } from 'node:crypto';
 import tls from 'node:tls';
-import { startStack, assertError } from './stack.mjs';
+import { startStack, assertError, httpsRequest } from './stack.mjs';
 
 let stack;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
+// The report_data of a nonce quote (DESIGN.md section 6): SHA-512 of the label and the nonce's bytes.
+const nonceReportData = (nonceHex) => createHash('sha512').update('sigil/attestation-nonce/v1')
+  .update(Buffer.from(nonceHex.replace(/^0x/, ''), 'hex')).digest('hex');
+// A GET with the query exactly as written (URLSearchParams would encode it its own way).
+const rawGet = (pathAndQuery) => httpsRequest(undefined, stack.url + pathAndQuery, 'GET');
 
 // The TD report's report_data: after the 48-byte header and 520 bytes of the body (TDX quote v4).
 const REPORT_DATA_OFFSET = 48 + 520;
@@ -37,20 +42,55 @@ test('GET /attestation relays a quote for report_data all zeros, cached by the w
   assert.equal(again.json.quote, r.json.quote);
 });
 
-test('GET /attestation?nonce= binds a fresh quote to the nonce (0x optional, zero padded)', async () => {
+test('GET /attestation?nonce= binds a fresh quote to SHA-512("sigil/attestation-nonce/v1" || nonce) (0x optional)', async () => {
   const nonce = createHash('sha256').update('a verifier nonce').digest('hex');
   const r = await stack.request('GET', '/attestation', { query: { nonce } });
   assert.equal(r.status, 200, r.text);
-  assert.equal(r.json.report_data, nonce + '0'.repeat(64));
-  assert.equal(quoteReportData(r.json.quote), nonce + '0'.repeat(64));
+  assert.equal(r.json.report_data, nonceReportData(nonce));
+  assert.equal(quoteReportData(r.json.quote), nonceReportData(nonce));
   const full = 'ab'.repeat(64);
   const r64 = await stack.request('GET', '/attestation', { query: { nonce: '0x' + full } });
   assert.equal(r64.status, 200, r64.text);
-  assert.equal(quoteReportData(r64.json.quote), full);
+  assert.equal(quoteReportData(r64.json.quote), nonceReportData(full));
+});
+
+test('a nonce quote never binds the evidence quote\'s report_data (issue 22: a forged evidence set)', async () => {
+  await sleep(1100);
+  // An attacker's own sha256sum.txt: before, ?nonce=<its SHA-256> gave a TEE quote that passed as
+  // its quote.json (report_data = SHA-256(sums) zero padded).
+  const forgedSums = `${'ab'.repeat(32)}  cert-evil.example.pem\n${'cd'.repeat(32)}  acme-account.json\n`;
+  const wanted = sha256(forgedSums) + '0'.repeat(64);
+  for (const nonce of [sha256(forgedSums), wanted]) {
+    const r = await stack.request('GET', '/attestation', { query: { nonce } });
+    assert.equal(r.status, 200, r.text);
+    assert.notEqual(quoteReportData(r.json.quote), wanted);
+    assert.equal(quoteReportData(r.json.quote), nonceReportData(nonce));
+  }
+});
+
+test('/attestation refuses any query but one literal nonce (400 invalid_query)', async () => {
+  await sleep(3000);
+  for (const q of ['?%6eonce=01', '?%6Eonce=01', '?n%6fnce=01', '?foo=1', '?nonce=01&nonce=02', '?nonce=01&x=1', '?x=1&nonce=01', '?nonce', '?NONCE=01']) {
+    assertError(await rawGet(`/attestation${q}`), 400, 'invalid_query', q);
+    await sleep(500);  // under nginx's 2 r/s: each of these is limited like a nonce
+  }
+  // The nonce's value is hex: an escape in it is not decoded but refused.
+  assertError(await rawGet('/attestation?nonce=%30%31'), 400, 'invalid_nonce');
+});
+
+test('nginx limits every /attestation request with a query, whatever its parameter is called', async () => {
+  await sleep(3000);  // the bucket is full again
+  const answers = [];
+  for (let i = 0; i < 12; i++) answers.push(await rawGet(`/attestation?%6eonce=${i.toString(16).padStart(2, '0')}`));
+  const limited = answers.filter((a) => a.status === 429);
+  // Before, ?%6eonce= was keyed to "" by $arg_nonce: never limited, and the worker read it as a nonce.
+  assert.ok(limited.length >= 3, `statuses: ${answers.map((a) => a.status)}`);
+  assert.equal(limited[0].json.error.code, 'rate_limited');
+  assert.ok(answers.every((a) => a.status === 429 || a.status === 400), `statuses: ${answers.map((a) => a.status)}`);
 });
 
 test('a nonce that is not hex of 1 to 64 bytes is 400 invalid_nonce', async () => {
-  await sleep(1100);  // stay clear of the rate limit the previous test used
+  await sleep(3000);  // stay clear of the rate limit the previous test used up
   for (const nonce of ['zz', 'abc', 'ab'.repeat(65), '0x']) {
     assertError(await stack.request('GET', '/attestation', { query: { nonce } }), 400, 'invalid_nonce', nonce);
   }

@@ -3,7 +3,8 @@
 //   SIGIL_BUILD_DIR=build node tests/bench/bench_attestation.mjs [--n 300] [--nonces 20] [--verifies 5]
 // Sequential p50/p99 of: GET /attestation (the worker's cached quote), GET /info (cached), GET
 // /attestation?nonce= (a fresh quote from the agent; spaced 0.6 s apart to stay under nginx's 2 r/s
-// limit per client), and the wall time of one whole `sigil-verify --allow-simulated` run (a new Node
+// limit per client), and the wall time of one whole `sigil-verify --allow-simulated` run (with the app id and the
+// simulator's measurements as expectations, rules 4 and 7 allowed unchecked) (a new Node
 // process: fetches, the quote's signature, RTMR3 replay, rule 6's handshake; rules 7-8 without DNS
 // and with the chain's RPC).
 import { performance } from 'node:perf_hooks';
@@ -40,11 +41,15 @@ try {
   const cached = await timed(N, '/attestation');
   const info = await timed(N, '/info');
   const nonce = await timed(NONCES, '/attestation', (i) => ({ nonce: (i + 1).toString(16).padStart(64, '0') }), 600);
+  // What the verifier is told to expect: the simulator's fixed measurements, as it prints them.
+  const measured = Object.entries(JSON.parse((await promisify(execFile)(process.execPath,
+    [join(SOURCE_DIR, 'evidence/tee-sim/sigil-tee-sim.mjs'), '--print-measurements'])).stdout)).flatMap(([k, v]) => [`--${k}`, v]);
   const verify = [];
   for (let i = 0; i < VERIFIES; i++) {
     const t0 = performance.now();
     await promisify(execFile)(process.execPath, [join(SOURCE_DIR, 'clients/js/src/verify/cli.js'), stack.url,
-      '--allow-simulated', '--insecure', '--governance-rpc', stack.rpcUrl]).catch((e) => {
+      '--allow-simulated', '--insecure', '--governance-rpc', stack.rpcUrl, '--app-id', stack.governance,
+      '--allow-unchecked', '4,7', ...measured]).catch((e) => {
       throw new Error(`sigil-verify failed: ${e.stdout}${e.stderr}`);
     });
     verify.push(performance.now() - t0);

@@ -124,6 +124,14 @@ describe('sigil-tee-sim', () => {
     assert.equal(out, sha256(composeBytes).toString('hex'));
   });
 
+  it('prints the measurements a verifier pins: those of its Info and quotes', async () => {
+    const printed = JSON.parse(execFileSync(process.execPath, [SIM, '--print-measurements']).toString());
+    assert.deepEqual(Object.keys(printed), ['mrtd', 'rtmr0', 'rtmr1', 'rtmr2']);
+    const tcb = JSON.parse((await request(socket, 'GET', '/Info')).json.tcb_info);
+    for (const name of Object.keys(printed)) assert.equal(printed[name], tcb[name], name);
+    assert.equal(printed.mrtd, createHash('sha384').update('sigil-tee-sim: mrtd').digest('hex'));
+  });
+
   it('answers Info with app id, compose hash, app_compose and the measurements', async () => {
     for (const method of ['GET', 'POST']) {
       const r = await request(socket, method, '/Info');

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include <rapidjson/document.h>
 
@@ -10,6 +11,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "evidence/agent/agent_client.h"
+#include "evidence/agent/report_data.h"
 #include "workers/api/schemas.h"
 
 namespace sigil::workers {
@@ -54,21 +56,35 @@ common::Result<std::string> CachedOrAsk(std::optional<Cached>& slot, int cache_m
     return body;
 }
 
-// "0x..."/"..." hex of 1..64 bytes.
-std::optional<common::Bytes> ParseNonce(const std::string& text) {
-    auto bytes = common::HexDecode(text, common::HexPrefix::Optional);
-    if (!bytes.ok() || bytes->empty() || bytes->size() > evidence::REPORT_DATA_BYTES) return std::nullopt;
-    return std::move(bytes).value();
+// The nonce of an /attestation query string: nullopt for no query, else the bytes of `nonce=<hex>`.
+// Only one parameter exists, and its name is matched as sent, never decoded: nginx limits every
+// request that has a query (nginx/sigil.conf.template), and a name nginx did not see as "nonce"
+// (?%6eonce=) must not be read as one here. Hex needs no escapes, so the value is not decoded either.
+common::Result<std::optional<common::Bytes>> ParseAttestationQuery(std::string_view query) {
+    if (query.empty()) return std::optional<common::Bytes>{};
+    constexpr std::string_view kPrefix = "nonce=";
+    if (query.substr(0, kPrefix.size()) != kPrefix) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_query",
+                         "/attestation takes one query parameter, nonce (spelled as is, not percent-encoded)");
+    }
+    const std::string_view value = query.substr(kPrefix.size());
+    if (value.find('&') != std::string_view::npos) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_query",
+                         "/attestation takes one query parameter, nonce, once");
+    }
+    auto bytes = common::HexDecode(value, common::HexPrefix::Optional);
+    if (!bytes.ok() || bytes->empty() || bytes->size() > evidence::MAX_NONCE_BYTES) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_nonce", "nonce must be hex (0x optional) of 1 to 64 bytes");
+    }
+    return std::optional<common::Bytes>(std::move(bytes).value());
 }
 
 common::Result<HttpResponse> Attestation(AttestationState& state, RequestContext& ctx) {
-    if (auto nonce_text = ctx.request.QueryParam("nonce")) {
-        auto nonce = ParseNonce(*nonce_text);
-        if (!nonce) {
-            return MakeError(ErrorKind::InvalidInput, "invalid_nonce",
-                             "nonce must be hex (0x optional) of 1 to 64 bytes");
-        }
-        auto quote = state.agent.GetQuote(*nonce);
+    SIGIL_TRY(nonce, ParseAttestationQuery(ctx.request.query));
+    if (*nonce) {
+        // Domain-separated (evidence/agent/report_data.h): the caller's bytes never become the
+        // report_data itself, so no nonce yields the evidence quote's value.
+        auto quote = state.agent.GetQuote(evidence::NonceReportData(**nonce));
         if (!quote.ok()) return AgentFailure(state.agent, quote.error());
         return JsonResponse(200, std::move(quote).value());
     }
@@ -105,7 +121,7 @@ void AddAttestationRoutes(Router& router, const AttestationSettings& settings) {
     router.Add({"GET", "/attestation", AuthRequirement::None, BodyKind::None,
                 [state](RequestContext& ctx) { return Attestation(*state, ctx); },
                 "A TEE quote relayed from the guest agent: report_data all zeros (cached), or bound to ?nonce= "
-                "(hex, 1 to 64 bytes, rate limited per client)",
+                "(hex, 1 to 64 bytes, rate limited per client): report_data = SHA-512(\"sigil/attestation-nonce/v1\" || nonce)",
                 "attestation", ApiSchema("attestation.json#/AttestationQuery"), ApiSchema("attestation.json#/Quote")});
     router.Add({"GET", "/info", AuthRequirement::None, BodyKind::None,
                 [state](RequestContext&) -> common::Result<HttpResponse> {

@@ -4,7 +4,9 @@
 // checked); each rule broken on purpose fails with its own reason.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
@@ -14,11 +16,12 @@ import { ethers } from 'ethers';
 import {
   verifyDeployment, digestV1, digestV2, canonicalJson, replayRtmr3, parseQuote, attestationSignatureValid,
   judgeCaa, unpinnedImages, parseSha256sum, listingNames, ALLOWED_COMPOSE_HASHES_SELECTOR,
+  judgeTcbStatus, tdDebug, nonceReportData, normalizeExpectations, DEFAULT_PCCS_URL,
 } from '../src/verify/index.js';
 import {
   RUNTIME, v1, v2, bootEvents, buildQuote, newQuoteKey, INTEL_VENDOR, selfSignedCert, composeYaml,
   appComposeOf, hashOf, makeDeployment, startDeploymentServer, startDnsServer, startGovernance, PINNED,
-  evidenceFiles, startTeeSim, TEE_SIM, REPO,
+  evidenceFiles, startTeeSim, TEE_SIM, REPO, MEASURED,
 } from './verify_support.mjs';
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '../src/verify/cli.js');
@@ -190,8 +193,12 @@ describe('verifyDeployment and sigil-verify against a fake deployment', () => {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
+  // The caller's expectations (app id, OS measurements), rule 4 allowed unchecked (no cosign here),
+  // and a PCCS that cannot answer: a test never reaches the network.
+  const NO_PCCS = 'http://127.0.0.1:9/';
   const options = (over = {}) => ({
-    ca: attested.certPem + other.certPem, allowSimulated: true, dnsServer: dns.server, governanceRpc: gov.rpcUrl, timeoutMs: 5000, ...over,
+    ca: attested.certPem + other.certPem, allowSimulated: true, dnsServer: dns.server, governanceRpc: gov.rpcUrl, timeoutMs: 5000,
+    appId: `0x${gov.appId}`, ...MEASURED, allowUnchecked: [4], pccsUrl: NO_PCCS, ...over,
   });
   const statuses = (report) => Object.fromEntries(report.rules.map((r) => [r.rule, r.status]));
   const ALL_PASS = { 1: 'pass', 2: 'pass', 3: 'pass', 4: 'not_checked', 5: 'pass', 6: 'pass', 7: 'pass', 8: 'pass' };
@@ -222,8 +229,70 @@ describe('verifyDeployment and sigil-verify against a fake deployment', () => {
     assert.equal(report.simulated, true);
     assert.match(report.rules[3].reason, /cosign/);
     assert.match(report.rules[6].reason, /CAA of gateway\.test, reached from sigil\.test/);
-    assert.ok(report.rules[0].checks.some((c) => /report_data is our fresh nonce/.test(c.reason)));
+    assert.ok(report.rules[0].checks.some((c) => /report_data is SHA-512\("sigil\/attestation-nonce\/v1" \|\| our fresh nonce\)/.test(c.reason)));
     assert.ok(report.rules[0].checks.some((c) => /report_data is all zeros/.test(c.reason)));
+    assert.ok(report.rules[0].checks.some((c) => /mrtd, rtmr0, rtmr1, rtmr2 are the expected values/.test(c.reason)));
+    assert.ok(report.rules[0].checks.some((c) => c.reason === `/attestation: the app-id event is the expected app id ${gov.appId}`));
+    assert.match(report.rules[0].title, /expected OS measurements/);
+    assert.match(report.summary, /^OK SIMULATED: 7 of 8 rules passed; not checked: 4 \(allowed\); SIMULATED: /);
+  });
+
+  test('fail closed: a rule not checked fails unless allowed by number', async () => {
+    const report = await verifyDeployment(server.url, options({ allowUnchecked: [] }));
+    assert.deepEqual(statuses(report), ALL_PASS);
+    assert.equal(report.ok, false);
+    assert.match(report.summary, /^FAIL SIMULATED: .*not checked: 4 \(not allowed: give --allow-unchecked 4 to accept\)/);
+    const noDns = await verifyDeployment(server.url, options({ dnsServer: undefined }));
+    assert.equal(noDns.ok, false);
+    assert.equal((await verifyDeployment(server.url, options({ dnsServer: undefined, allowUnchecked: [4, 7] }))).ok, true);
+  });
+
+  test('expectations come from the caller: missing or wrong app id and measurements fail', async () => {
+    // None given: never filled in from /info.
+    const none = await expectFailure(valid, [1, 8], /no expected app id|no expected app id or governance address/, {
+      opts: { appId: undefined, mrtd: undefined, rtmr0: undefined, rtmr1: undefined, rtmr2: undefined },
+    });
+    assert.match(none.rules[0].reason, /no expected app id \(--app-id\), mrtd \(--mrtd\), rtmr0 \(--rtmr0\), rtmr1 \(--rtmr1\), rtmr2 \(--rtmr2\)/);
+    // A wrong mrtd or rtmr fails every quote (rules 1 and 5).
+    await expectFailure(valid, [1, 5], /mrtd is 1{96}, expected a{96}/, { opts: { mrtd: 'aa'.repeat(48) } });
+    await expectFailure(valid, [1, 5], /rtmr1 is (21){48}, expected (22){48}/, { opts: { rtmr1: '22'.repeat(48) } });
+    // Another app id: every quote's event log names another app; its governance (none at that
+    // address) is asked.
+    const otherApp = `0x${'12'.repeat(20)}`;
+    await expectFailure(valid, [1, 5, 8], new RegExp(`app_id 0x${gov.appId} is not the expected ${otherApp}|the app-id event's payload ${gov.appId} is not the expected app id|no contract at ${otherApp}`), {
+      opts: { appId: otherApp },
+    });
+    // The governance contract named apart from the app id: the quotes' app-id events still fail.
+    await expectFailure(valid, [1, 5], /the app-id event's payload/, { opts: { appId: otherApp, governance: gov.address } });
+    assert.throws(() => normalizeExpectations({ mrtd: 'ab' }), /the expected mrtd is 1 bytes, not 48/);
+  });
+
+  test('a debug TD fails rules 1 and 5, simulated or not', async () => {
+    const d = deployment({ tdAttributes: Buffer.from('0100000000000000', 'hex') });
+    await expectFailure(d, [1, 5], /the TD runs with the DEBUG attribute \(td_attributes 0100000000000000\)/);
+    const key = newQuoteKey();
+    assert.equal(tdDebug(parseQuote(buildQuote({ rtmr3: Buffer.alloc(48), reportData: Buffer.alloc(64), key, tdAttributes: Buffer.from('0100000010000000', 'hex') }))), true);
+    assert.equal(tdDebug(parseQuote(buildQuote({ rtmr3: Buffer.alloc(48), reportData: Buffer.alloc(64), key, tdAttributes: Buffer.from('0000000010000000', 'hex') }))), false);
+  });
+
+  test('a server that binds the nonce itself (before issue 22) fails rule 1', async () => {
+    const d = deployment();
+    d.paddedNonce = true;
+    await expectFailure(d, [1], /\/attestation\?nonce: report_data is not SHA-512/);
+    assert.equal(nonceReportData('0102'), createHash('sha512').update('sigil/attestation-nonce/v1').update(Buffer.from([1, 2])).digest('hex'));
+  });
+
+  test('TCB policy: UpToDate unless more statuses are allowed', () => {
+    assert.equal(judgeTcbStatus('UpToDate', []).status, 'pass');
+    for (const st of ['SWHardeningNeeded', 'OutOfDate', 'ConfigurationNeeded', 'Revoked']) {
+      const r = judgeTcbStatus(st, ['INTEL-SA-00001']);
+      assert.equal(r.status, 'fail', st);
+      assert.match(r.reason, new RegExp(`TCB ${st} \\(advisories INTEL-SA-00001\\) is not among the allowed statuses \\(UpToDate\\); give --allow-tcb-status ${st}`));
+    }
+    assert.equal(judgeTcbStatus('SWHardeningNeeded', [], ['UpToDate', 'SWHardeningNeeded']).status, 'pass');
+    assert.equal(judgeTcbStatus('Revoked', [], ['UpToDate', 'SWHardeningNeeded']).status, 'fail');
+    // The default PCCS is @phala/dcap-qvl's own.
+    assert.equal(DEFAULT_PCCS_URL, createRequire(import.meta.url)('@phala/dcap-qvl').PHALA_PCCS_URL);
   });
 
   test('a tampered event log fails rule 1', async () => {
@@ -297,7 +366,7 @@ describe('verifyDeployment and sigil-verify against a fake deployment', () => {
   test('a stale nonce (the ?nonce= answer does not bind the nonce) fails rule 1', async () => {
     const d = deployment();
     d.staleNonce = true;
-    await expectFailure(d, [1], /\/attestation\?nonce: report_data is not our fresh nonce/);
+    await expectFailure(d, [1], /\/attestation\?nonce: report_data is not SHA-512\("sigil\/attestation-nonce\/v1" \|\| our fresh nonce\)/);
   });
 
   test('a quote signed by another key than the one it embeds fails', async () => {
@@ -313,23 +382,33 @@ describe('verifyDeployment and sigil-verify against a fake deployment', () => {
     await expectFailure(d, [1], /does not verify with its embedded key/);
   });
 
-  test('a real (non-simulated) quote: not checked without collateral, failed with bad collateral', async () => {
+  test('a non-simulated quote is never "not checked": no collateral and no PCCS, or bad collateral, fail', async () => {
+    // Intel's vendor id, a throw-away key, no collateral: before, "not checked" and ok.
     const d = deployment({ vendor: INTEL_VENDOR, certType: 6, certData: Buffer.from('not a certificate chain') });
     state.deployment = d;
     try {
       const report = await verifyDeployment(server.url, options({ allowSimulated: false }));
-      assert.deepEqual(statuses(report), { ...ALL_PASS, 1: 'not_checked', 5: 'not_checked' });
-      assert.equal(report.ok, true);
+      assert.deepEqual(statuses(report), { ...ALL_PASS, 1: 'fail', 5: 'fail' });
+      assert.equal(report.ok, false);
       assert.equal(report.simulated, false);
-      assert.match(report.rules[0].reason, /not verified: no collateral \(give --collateral FILE or --pccs-url URL\)/);
+      assert.match(report.rules[0].reason, /could not fetch collateral from http:\/\/127\.0\.0\.1:9\/.*give --collateral FILE/);
       const bogus = { tcb_info: '{}', tcb_info_issuer_chain: '', tcb_info_signature: '', qe_identity: '{}', qe_identity_issuer_chain: '', qe_identity_signature: '', pck_crl: '', root_ca_crl: '', pck_crl_issuer_chain: '' };
       const failed = await verifyDeployment(server.url, options({ collateral: bogus }));
       assert.equal(failed.rules[0].status, 'fail');
       assert.match(failed.rules[0].reason, /quote verification failed \(@phala\/dcap-qvl\)/);
       assert.equal(failed.ok, false);
-      const noPccs = await verifyDeployment(server.url, options({ pccsUrl: 'http://127.0.0.1:9/' }));
-      assert.equal(noPccs.rules[0].status, 'fail');
-      assert.match(noPccs.rules[0].reason, /could not fetch collateral from http:\/\/127\.0\.0\.1:9\//);
+      // The same through sigil-verify: the offline collateral file, and the PCCS.
+      const collateralFile = join(tmp, 'collateral.json');
+      writeFileSync(collateralFile, JSON.stringify(bogus));
+      const base = [CLI, server.url, '--ca-file', caFile, '--app-id', `0x${gov.appId}`, '--allow-unchecked', '4,7,8',
+        ...Object.entries(MEASURED).flatMap(([k, v]) => [`--${k}`, v])];
+      for (const extra of [['--collateral', collateralFile], ['--pccs-url', NO_PCCS]]) {
+        const e = await run(process.execPath, [...base, ...extra]).then(() => null, (x) => x);
+        assert.ok(e, `${extra.join(' ')}: must exit non-zero`);
+        assert.equal(e.code, 1);
+        assert.match(e.stdout, /^rule 1 FAIL .*(quote verification failed \(@phala\/dcap-qvl\)|could not fetch collateral from http:\/\/127\.0\.0\.1:9\/)/m);
+        assert.match(e.stdout, /^summary: FAIL: .*failed: 1, 5/m);
+      }
     } finally {
       state.deployment = valid;
     }
@@ -338,34 +417,59 @@ describe('verifyDeployment and sigil-verify against a fake deployment', () => {
   test('without DNS server or RPC, rules 7 and 8 are not checked', async () => {
     const report = await verifyDeployment(server.url, options({ dnsServer: undefined, governanceRpc: undefined }));
     assert.deepEqual(statuses(report), { ...ALL_PASS, 7: 'not_checked', 8: 'not_checked' });
-    assert.equal(report.ok, true);
+    assert.equal(report.ok, false);
+    assert.match(report.summary, /not checked: 7, 8 \(not allowed: give --allow-unchecked 7,8 to accept\); not checked: 4 \(allowed\)/);
     assert.match(report.rules[6].reason, /--dns-server/);
     assert.match(report.rules[7].reason, /--governance-rpc/);
   });
 
-  test('sigil-verify: lines, --json, exit status', async () => {
-    const args = [CLI, server.url, '--allow-simulated', '--ca-file', caFile, '--dns-server', dns.server, '--governance-rpc', gov.rpcUrl, '--domain', DOMAIN];
+  test('sigil-verify: lines, summary, --json, --expect, exit status', async () => {
+    const expectFile = join(tmp, 'expect.json');
+    writeFileSync(expectFile, JSON.stringify({ app_id: `0x${gov.appId}`, ...MEASURED, tcb_statuses: ['UpToDate'] }));
+    const pinned = [CLI, server.url, '--allow-simulated', '--ca-file', caFile, '--dns-server', dns.server, '--governance-rpc', gov.rpcUrl, '--domain', DOMAIN, '--expect', expectFile];
+    const args = [...pinned, '--allow-unchecked', '4'];
     const ok = await run(process.execPath, args);
     const lines = ok.stdout.trimEnd().split('\n');
-    assert.deepEqual(lines.map((l) => l.replace(/^(rule \d (pass|FAIL|not checked)).*$/, '$1')), [
-      'rule 1 pass', 'rule 2 pass', 'rule 3 pass', 'rule 4 not checked', 'rule 5 pass', 'rule 6 pass', 'rule 7 pass', 'rule 8 pass',
+    assert.deepEqual(lines.map((l) => l.replace(/^(rule \d (pass|FAIL|not checked)|summary: \S+ \S+).*$/, '$1')), [
+      'rule 1 pass', 'rule 2 pass', 'rule 3 pass', 'rule 4 not checked', 'rule 5 pass', 'rule 6 pass', 'rule 7 pass', 'rule 8 pass', 'summary: OK SIMULATED:',
     ]);
+    // A pass line says the rule's title and what was compared.
+    assert.match(lines[0], /^rule 1 pass the quotes are genuine .*: .*mrtd, rtmr0, rtmr1, rtmr2 are the expected values/);
+    assert.match(lines[7], new RegExp(`^rule 8 pass the governance contract allows the compose hash: 0x${gov.appId} allows compose hash 0x[0-9a-f]{64}`, 'i'));
     assert.match(lines[3], /^rule 4 not checked .*cosign/);
+    assert.match(lines[8], /SIMULATED: quotes from sigil-tee-sim/);
     assert.match(ok.stderr, /simulated quotes accepted/);
+
+    // Without --allow-unchecked 4 the same deployment does not pass.
+    const strict = await run(process.execPath, pinned).then(() => null, (e) => e);
+    assert.equal(strict?.code, 1);
+    assert.match(strict.stdout, /^summary: FAIL SIMULATED: 7 of 8 rules passed; not checked: 4 \(not allowed: give --allow-unchecked 4 to accept\)/m);
+    // Flags win over the pinned file: a wrong mrtd fails.
+    const wrong = await run(process.execPath, [...args, '--mrtd', 'ab'.repeat(48)]).then(() => null, (e) => e);
+    assert.equal(wrong?.code, 1);
+    assert.match(wrong.stdout, /^rule 1 FAIL .*mrtd is 1{96}, expected (ab){48}/m);
+    // A pinned file with a misspelt key is a usage error, not a silently unchecked value.
+    const typo = join(tmp, 'typo.json');
+    writeFileSync(typo, JSON.stringify({ app_id: `0x${gov.appId}`, mrdt: MEASURED.mrtd }));
+    const e2 = await run(process.execPath, [CLI, server.url, '--expect', typo]).then(() => null, (x) => x);
+    assert.equal(e2?.code, 2);
+    assert.match(e2.stderr, /unknown key mrdt/);
 
     const json = await run(process.execPath, [...args, '--json']);
     const report = JSON.parse(json.stdout);
     assert.equal(report.ok, true);
     assert.deepEqual(report.rules.map((r) => r.status), Object.values(ALL_PASS));
 
-    const refused = await run(process.execPath, [CLI, server.url, '--insecure']).then(() => null, (e) => e);
+    const refused = await run(process.execPath, [CLI, server.url, '--insecure', '--expect', expectFile, '--allow-unchecked', '4,7,8']).then(() => null, (e) => e);
     assert.ok(refused, 'a simulated quote without --allow-simulated must exit non-zero');
     assert.equal(refused.code, 1);
     assert.match(refused.stdout, /^rule 1 FAIL .*simulated quote/m);
+    assert.match(refused.stdout, /^summary: FAIL SIMULATED: /m);
     assert.match(refused.stdout, /^rule 7 not checked /m);
     assert.match(refused.stdout, /^rule 8 not checked /m);
 
-    for (const bad of [[], ['http://127.0.0.1:1'], [server.url, '--bogus'], [server.url, '--ca-file', caFile, '--insecure'], [server.url, '--governance', '0x12']]) {
+    for (const bad of [[], ['http://127.0.0.1:1'], [server.url, '--bogus'], [server.url, '--ca-file', caFile, '--insecure'], [server.url, '--governance', '0x12'],
+      [server.url, '--allow-unchecked', '4,9'], [server.url, '--allow-tcb-status', 'Fine'], [server.url, '--mrtd', 'ab'], [server.url, '--app-id', '12'.repeat(20)]]) {
       const e = await run(process.execPath, [CLI, ...bad]).then(() => null, (x) => x);
       assert.ok(e, `${bad.join(' ')} must be a usage error`);
       assert.equal(e.code, 2, bad.join(' '));
@@ -387,10 +491,12 @@ describe('verifyDeployment and sigil-verify against a fake deployment', () => {
         attest: getQuote,
         files: await evidenceFiles({ domain: DOMAIN, certPem: attested.certPem, accountUri: ACCOUNT, getQuote }),
       };
-      const report = await verifyDeployment(server.url, options());
+      const measured = JSON.parse(execFileSync(process.execPath, [TEE_SIM, '--print-measurements']).toString());
+      const report = await verifyDeployment(server.url, options(measured));
       assert.deepEqual(statuses(report), ALL_PASS, JSON.stringify(report.rules, null, 1));
       assert.equal(report.simulated, true);
-      const refused = await verifyDeployment(server.url, options({ allowSimulated: false }));
+      assert.equal(report.ok, true);
+      const refused = await verifyDeployment(server.url, options({ ...measured, allowSimulated: false }));
       assert.equal(refused.rules[0].status, 'fail');
       assert.match(refused.rules[0].reason, /simulated quote/);
     } finally {

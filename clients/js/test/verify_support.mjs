@@ -67,20 +67,27 @@ export function bootEvents({ appId, composeHash, instanceId = randomBytes(20).to
 export const SIM_VENDOR = Buffer.from('SIGIL-SIMULATED!', 'ascii');
 export const INTEL_VENDOR = Buffer.from('939a7233f79c4ca9940a0db3957f0607', 'hex');
 
+/// The OS measurements the fake deployment's quotes carry (what a verifier is told to expect).
+export const MEASURED = Object.freeze({ mrtd: '11'.repeat(48), rtmr0: '20'.repeat(48), rtmr1: '21'.repeat(48), rtmr2: '22'.repeat(48) });
+
+/// report_data of a quote bound to a nonce (DESIGN.md section 6): SHA-512("sigil/attestation-nonce/v1" || nonce).
+export const nonceReportData = (nonce) => createHash('sha512').update('sigil/attestation-nonce/v1').update(nonce).digest();
+
 /// A TDX v4 quote: header (48) || TD report body (584) || LE32 signature data length || signature
-/// data (r||s, attestation key x||y, cert type LE16, cert size LE32, cert data).
-export function buildQuote({ rtmr3, reportData, key, vendor = SIM_VENDOR, certType = 0, certData = Buffer.alloc(0) }) {
+/// data (r||s, attestation key x||y, cert type LE16, cert size LE32, cert data). `measured` (hex
+/// strings) and `tdAttributes` (8 bytes) default to MEASURED and zeros.
+export function buildQuote({ rtmr3, reportData, key, vendor = SIM_VENDOR, certType = 0, certData = Buffer.alloc(0), measured = MEASURED, tdAttributes = Buffer.alloc(8) }) {
   const header = Buffer.alloc(48);
   header.writeUInt16LE(4, 0);
   header.writeUInt16LE(2, 2);
   header.writeUInt32LE(0x81, 4);
   vendor.copy(header, 12);
   const body = Buffer.alloc(584);
-  const fill = (off, len, byte) => body.fill(byte, off, off + len);
-  fill(136, 48, 0x11); // mrtd
-  fill(328, 48, 0x20); // rtmr0
-  fill(376, 48, 0x21); // rtmr1
-  fill(424, 48, 0x22); // rtmr2
+  tdAttributes.copy(body, 120);
+  Buffer.from(measured.mrtd, 'hex').copy(body, 136);
+  Buffer.from(measured.rtmr0, 'hex').copy(body, 328);
+  Buffer.from(measured.rtmr1, 'hex').copy(body, 376);
+  Buffer.from(measured.rtmr2, 'hex').copy(body, 424);
   rtmr3.copy(body, 472);
   reportData.copy(body, 520);
   const signed = Buffer.concat([header, body]);
@@ -134,13 +141,13 @@ export const hashOf = (text) => sha256(Buffer.from(text, 'utf8')).toString('hex'
 /// accountUri, vendor (quote vendor id), key (P-256 key pair signing the quotes).
 export function makeDeployment({
   appId, appCompose, composeHash = hashOf(appCompose), domain, certPem, accountUri,
-  vendor = SIM_VENDOR, key = newQuoteKey(), certType = 0, certData = Buffer.alloc(0),
+  vendor = SIM_VENDOR, key = newQuoteKey(), certType = 0, certData = Buffer.alloc(0), measured = MEASURED, tdAttributes,
 }) {
   const { events, rtmr3 } = bootEvents({ appId, composeHash });
   const eventLog = JSON.stringify(events);
   const vmConfig = JSON.stringify({ cpu_count: 2, memory_size: 2147483648 });
   const attest = (reportData) => ({
-    quote: buildQuote({ rtmr3, reportData, key, vendor, certType, certData }).toString('hex'),
+    quote: buildQuote({ rtmr3, reportData, key, vendor, certType, certData, measured, tdAttributes }).toString('hex'),
     event_log: eventLog,
     report_data: reportData.toString('hex'),
     vm_config: vmConfig,
@@ -155,8 +162,7 @@ export function makeDeployment({
   sha256(Buffer.from(sums)).copy(rd);
   files.set('quote.json', Buffer.from(JSON.stringify(attest(rd))));
   const tcbInfo = {
-    mrtd: '11'.repeat(48), rtmr0: '20'.repeat(48), rtmr1: '21'.repeat(48), rtmr2: '22'.repeat(48),
-    rtmr3: rtmr3.toString('hex'), event_log: eventLog, app_compose: appCompose,
+    ...measured, rtmr3: rtmr3.toString('hex'), event_log: eventLog, app_compose: appCompose,
   };
   return {
     appId, appCompose, composeHash, domain, events, rtmr3,
@@ -166,6 +172,8 @@ export function makeDeployment({
     // Tampering switches read by the server:
     attestationEventLog: null, // a different event_log string for /attestation answers
     staleNonce: false,         // answer ?nonce= with the nonce-less quote
+    paddedNonce: false,        // bind ?nonce= as the nonce zero padded (Sigil before issue 22)
+    relayAttestation: null,    // (search) -> answer: /attestation relayed elsewhere (a man in the middle)
   };
 }
 
@@ -182,11 +190,12 @@ export async function startDeploymentServer(state, { certPem, keyPem }) {
     if (req.method !== 'GET') return json({ error: 'method' }, 405);
     if (url.pathname === '/info') return json(d.info);
     if (url.pathname === '/attestation') {
+      if (d.relayAttestation) return json(await d.relayAttestation(url.search));
       const nonce = url.searchParams.get('nonce');
       const rd = Buffer.alloc(64);
       if (nonce !== null && !d.staleNonce) {
         if (!/^([0-9a-f]{2}){1,64}$/.test(nonce)) return json({ error: 'bad nonce' }, 400);
-        Buffer.from(nonce, 'hex').copy(rd);
+        (d.paddedNonce ? Buffer.from(nonce, 'hex') : nonceReportData(Buffer.from(nonce, 'hex'))).copy(rd);
       }
       const a = { ...(await d.attest(rd)) };
       delete a.report_data;

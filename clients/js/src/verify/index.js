@@ -1,20 +1,23 @@
 // verifyDeployment: the spec's verification rules 1-8 ("Attestation and evidence") against a running
 // Sigil deployment. See clients/js/README.md, "Verifying a deployment", and evidence/README.md.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { parseEventLog, replayRtmr3, hexBytes } from './eventlog.js';
-import { parseQuote, verifyQuoteSignature } from './quote.js';
+import { parseQuote, verifyQuoteSignature, tdDebug, DEFAULT_TCB_STATUSES } from './quote.js';
 import {
   deploymentClient, getOk, getJson, liveCertificate, resolveCaaSet, allowedComposeHash, sha256Hex,
 } from './net.js';
 
 export { digestV1, digestV2, canonicalJson, replayRtmr3, parseEventLog, RUNTIME_EVENT_TYPE } from './eventlog.js';
-export { parseQuote, attestationSignatureValid, verifyQuoteSignature, SIMULATED_VENDOR_ID } from './quote.js';
+export {
+  parseQuote, attestationSignatureValid, verifyQuoteSignature, tdDebug, judgeTcbStatus, SIMULATED_VENDOR_ID, DEFAULT_PCCS_URL,
+  DEFAULT_TCB_STATUSES,
+} from './quote.js';
 export { ALLOWED_COMPOSE_HASHES_SELECTOR } from './net.js';
 
 export const RULES = {
-  1: 'the event log replays to the quote\'s RTMR3 and names this app and compose hash; the quote is genuine and fresh',
+  1: 'the quotes are genuine (Intel chain, allowed TCB), not debug, fresh, with the expected OS measurements; the event log replays to RTMR3 and names the expected app id and the compose hash',
   2: 'compose_hash is the SHA-256 of tcb_info.app_compose',
   3: 'every image in the compose file is pinned by an @sha256: digest',
   4: 'images carry their keyless CI signatures',
@@ -23,6 +26,11 @@ export const RULES = {
   7: 'CAA restricts issuance to one CA, DNS-01/TLS-ALPN-01, and the attested ACME account',
   8: 'the governance contract allows the compose hash',
 };
+
+/// The label of a nonce quote's report_data (DESIGN.md section 6; evidence/agent/report_data.h).
+export const NONCE_REPORT_DATA_LABEL = 'sigil/attestation-nonce/v1';
+/// The OS measurements a deployment is compared with (values the caller gives, never the deployment's).
+export const MEASUREMENTS = Object.freeze(['mrtd', 'rtmr0', 'rtmr1', 'rtmr2']);
 
 const PASS = 'pass';
 const FAIL = 'fail';
@@ -47,11 +55,13 @@ const lowerHex = (text, what, bytes) => {
   return b.toString('hex');
 };
 
-/// Checks a GetQuote answer ({quote, event_log, ...}) against /info: the quote's signature (simulated
-/// or through @phala/dcap-qvl), its report_data (== expectedReportData, hex of 64 bytes), the event log
-/// replayed to its RTMR3, and the trusted compose-hash and app-id events. `what` names it in reasons.
+/// Checks a GetQuote answer ({quote, event_log, ...}): the quote's signature (simulated or through
+/// @phala/dcap-qvl, with its TCB policy), the TD debug attribute, its report_data (==
+/// expectedReportData, hex of 64 bytes), the OS measurements against `expect` (those it holds), the
+/// event log replayed to its RTMR3, the trusted app-id event against expect.appId and the
+/// compose-hash event against /info's compose_hash. `what` names it in reasons.
 /// Returns [checks], and the parsed quote as checks.quote.
-export async function checkQuoteAnswer(answer, { what, expectedReportData, reportDataMeaning, info, options }) {
+export async function checkQuoteAnswer(answer, { what, expectedReportData, reportDataMeaning, info, expect = {}, options }) {
   const checks = [];
   let quote;
   try {
@@ -64,6 +74,16 @@ export async function checkQuoteAnswer(answer, { what, expectedReportData, repor
   checks.quote = quote;
   const sig = await verifyQuoteSignature(quote, options);
   checks.push({ ...sig, reason: `${what}: ${sig.reason}` });
+  checks.push(tdDebug(quote)
+    ? fail(`${what}: the TD runs with the DEBUG attribute (td_attributes ${quote.body.td_attributes.toString('hex')}): the host can read and change it`)
+    : pass(`${what}: not a debug TD`));
+  const compared = MEASUREMENTS.filter((m) => expect[m]);
+  const wrong = compared.filter((m) => quote.body[m].toString('hex') !== expect[m]);
+  if (wrong.length) {
+    checks.push(fail(`${what}: ${wrong.map((m) => `${m} is ${quote.body[m].toString('hex')}, expected ${expect[m]}`).join('; ')}`));
+  } else if (compared.length) {
+    checks.push(pass(`${what}: ${compared.join(', ')} are the expected values`));
+  }
 
   const rd = quote.body.report_data.toString('hex');
   if (expectedReportData !== undefined) {
@@ -94,27 +114,45 @@ export async function checkQuoteAnswer(answer, { what, expectedReportData, repor
     checks.push(fail(`${what}: the event log has no system-ready event, so no event can be trusted by name`));
     return checks;
   }
-  for (const [event, field, bytes] of [['compose-hash', 'compose_hash', 32], ['app-id', 'app_id', 20]]) {
+  // The compose hash is the deployment's to name (rules 2, 3 and 8 judge it); the app id is the
+  // caller's expectation, never /info's.
+  const named = [['compose-hash', () => lowerHex(info?.compose_hash, '/info compose_hash', 32), "/info's compose_hash"]];
+  if (expect.appId) named.push(['app-id', () => expect.appId, 'the expected app id']);
+  for (const [event, expectedOf, meaning] of named) {
     const payload = replay.named.get(event);
     let expected;
     try {
-      expected = lowerHex(info?.[field], `/info ${field}`, bytes);
+      expected = expectedOf();
     } catch (e) {
       checks.push(fail(`${what}: ${e.message}`));
       continue;
     }
     if (payload === undefined) checks.push(fail(`${what}: no ${event} event before system-ready`));
-    else if (payload !== expected) checks.push(fail(`${what}: the ${event} event's payload ${payload} is not /info's ${field} ${expected}`));
-    else checks.push(pass(`${what}: the ${event} event matches /info's ${field}`));
+    else if (payload !== expected) checks.push(fail(`${what}: the ${event} event's payload ${payload} is not ${meaning} ${expected}`));
+    else checks.push(pass(`${what}: the ${event} event is ${meaning} ${expected}`));
   }
   return checks;
 }
 
-/// The hex report_data that binds `nonce` (hex, at most 64 bytes): the nonce zero padded to 64 bytes.
-export function paddedReportData(nonceHex) {
-  const b = Buffer.alloc(64);
-  hexBytes(nonceHex, 'nonce').copy(b);
-  return b.toString('hex');
+/// The hex report_data of a quote bound to `nonce` (hex, 1 to 64 bytes): SHA-512(label || nonce), so
+/// no nonce can yield the evidence quote's SHA-256(sha256sum.txt) || zeros (DESIGN.md section 6).
+export function nonceReportData(nonceHex) {
+  return createHash('sha512').update(NONCE_REPORT_DATA_LABEL).update(hexBytes(nonceHex, 'nonce')).digest('hex');
+}
+
+/// The caller's expectations in one form: {appId, governance, mrtd, rtmr0, rtmr1, rtmr2} as lower-case
+/// hex without 0x (app id and governance: 20 bytes; measurements: 48), each absent when not given.
+/// Throws a TypeError naming the field for a malformed value.
+export function normalizeExpectations({ appId, governance, mrtd, rtmr0, rtmr1, rtmr2 } = {}) {
+  const out = {};
+  const take = (key, value, bytes, what) => {
+    if (value === undefined || value === null || value === '') return;
+    out[key] = lowerHex(value, what, bytes);
+  };
+  take('appId', appId, 20, 'the expected app id');
+  take('governance', governance, 20, 'the governance address');
+  for (const [key, value] of Object.entries({ mrtd, rtmr0, rtmr1, rtmr2 })) take(key, value, 48, `the expected ${key}`);
+  return out;
 }
 
 /// Rule 3's check of a docker compose file: [] when every service's image is pinned by
@@ -210,18 +248,25 @@ function decodeTcbInfo(info) {
   throw new Error('/info has no tcb_info');
 }
 
-/// Verifies the deployment at `url` (https://host[:port]) against rules 1-8.
-/// options: {allowSimulated, collateral (object, @phala/dcap-qvl's Collateral), pccsUrl, governanceRpc,
-/// governance (0x address; default the app_id), dnsServer ("host:port"), domain, ca (PEM), insecure,
-/// timeoutMs, now (seconds, for collateral validity)}.
-/// Returns {url, ok, simulated, rules: [{rule, status, reason, checks}]}.
+/// Verifies the deployment at `url` (https://host[:port]) against rules 1-8, failing closed.
+/// options: {appId (the expected app id, 0x + 20 bytes), governance (0x address; default appId),
+/// mrtd, rtmr0, rtmr1, rtmr2 (the expected OS measurements, hex of 48 bytes): the caller's values,
+/// never read from the deployment; allowSimulated; allowUnchecked (rule numbers whose "not checked"
+/// is accepted); allowedTcbStatuses (default ['UpToDate']); collateral (object, @phala/dcap-qvl's
+/// Collateral) or pccsUrl (default DEFAULT_PCCS_URL); governanceRpc, dnsServer ("host:port"),
+/// domain, ca (PEM), insecure, timeoutMs, now (seconds, for collateral validity)}.
+/// Returns {url, ok, simulated, summary, rules: [{rule, title, status, reason, checks}]}: ok only
+/// when every rule passed or is "not checked" and named in allowUnchecked.
 export async function verifyDeployment(url, options = {}) {
   const base = new URL(url);
   if (base.protocol !== 'https:') throw new TypeError(`${url}: not an https:// URL`);
+  const expect = normalizeExpectations(options);
+  const allowUnchecked = new Set((options.allowUnchecked ?? []).map(Number));
   const timeoutMs = options.timeoutMs ?? 15000;
   const client = deploymentClient(base, { ca: options.ca, insecure: options.insecure, timeoutMs });
   const quoteOptions = {
     allowSimulated: !!options.allowSimulated, collateral: options.collateral, pccsUrl: options.pccsUrl, now: options.now,
+    allowedTcbStatuses: options.allowedTcbStatuses ?? DEFAULT_TCB_STATUSES,
     cache: {}, // collateral fetched from the PCCS once serves every quote of this run
   };
   const results = {};
@@ -248,16 +293,25 @@ export async function verifyDeployment(url, options = {}) {
       try { appId = lowerHex(info.app_id, '/info app_id', 20); } catch (e) { infoError ??= e.message; }
     }
 
-    // --- rule 1: /attestation (report_data all zeros) and /attestation?nonce= (report_data = nonce)
+    // --- rule 1: /attestation (report_data all zeros) and /attestation?nonce= (the nonce's labelled hash)
     {
       const checks = [];
+      const missing = [!expect.appId && 'app id (--app-id)', ...MEASUREMENTS.filter((m) => !expect[m]).map((m) => `${m} (--${m})`)].filter(Boolean);
+      if (missing.length) {
+        checks.push(fail(`no expected ${missing.join(', ')}: give them or pin them in --expect FILE; they are never taken from the deployment being checked`));
+      }
       if (!info) {
         checks.push(fail(infoError));
       } else {
+        if (expect.appId && appId) {
+          checks.push(appId === expect.appId
+            ? pass(`/info's app_id is the expected 0x${expect.appId}`)
+            : fail(`/info's app_id 0x${appId} is not the expected 0x${expect.appId}`));
+        }
         try {
           const answer = await getJson(client, '/attestation');
           const c = await checkQuoteAnswer(answer, {
-            what: '/attestation', expectedReportData: '00'.repeat(64), reportDataMeaning: 'all zeros', info, options: quoteOptions,
+            what: '/attestation', expectedReportData: '00'.repeat(64), reportDataMeaning: 'all zeros', info, expect, options: quoteOptions,
           });
           if (c.quote?.simulated) simulated = true;
           checks.push(...c);
@@ -268,7 +322,7 @@ export async function verifyDeployment(url, options = {}) {
         try {
           const answer = await getJson(client, `/attestation?nonce=${nonce}`);
           const c = await checkQuoteAnswer(answer, {
-            what: '/attestation?nonce', expectedReportData: paddedReportData(nonce), reportDataMeaning: 'our fresh nonce (zero padded)', info, options: quoteOptions,
+            what: '/attestation?nonce', expectedReportData: nonceReportData(nonce), reportDataMeaning: `SHA-512("${NONCE_REPORT_DATA_LABEL}" || our fresh nonce)`, info, expect, options: quoteOptions,
           });
           if (c.quote?.simulated) simulated = true;
           checks.push(...c);
@@ -379,7 +433,7 @@ export async function verifyDeployment(url, options = {}) {
               : fail(`quote.json report_data ${field.slice(0, 64)}... is not SHA-256 of the served sha256sum.txt (${expected.slice(0, 64)}): the files changed after the quote`));
           }
           const c = await checkQuoteAnswer(quoteJson, {
-            what: 'quote.json', expectedReportData: expected, reportDataMeaning: 'SHA-256(sha256sum.txt) zero padded', info, options: quoteOptions,
+            what: 'quote.json', expectedReportData: expected, reportDataMeaning: 'SHA-256(sha256sum.txt) zero padded', info, expect, options: quoteOptions,
           });
           if (c.quote?.simulated) simulated = true;
           checks.push(...c);
@@ -455,10 +509,14 @@ export async function verifyDeployment(url, options = {}) {
     // --- rule 8: governance
     {
       let check;
+      // The governance contract is the caller's (its address is the expected app id unless named),
+      // never the deployment's own word.
+      const governance = expect.governance ?? expect.appId;
       if (!options.governanceRpc) check = notChecked('no chain to ask (give --governance-rpc URL)');
-      else if (!composeHash || (!appId && !options.governance)) check = fail(infoError ?? 'no compose_hash or app_id');
+      else if (!governance) check = fail('no expected app id or governance address (give --app-id or --governance, or pin them in --expect FILE)');
+      else if (!composeHash) check = fail(infoError ?? 'no compose_hash');
       else {
-        const address = options.governance ?? `0x${appId}`;
+        const address = `0x${governance}`;
         try {
           const allowed = await allowedComposeHash(options.governanceRpc, address, composeHash, { timeoutMs });
           check = allowed
@@ -473,8 +531,27 @@ export async function verifyDeployment(url, options = {}) {
   } finally {
     client.close();
   }
-  const rules = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => results[n]);
-  return { url: base.origin, ok: rules.every((r) => r.status !== FAIL), simulated, rules };
+  const rules = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => ({ rule: n, title: RULES[n], ...results[n] }));
+  const accepted = (r) => r.status === PASS || (r.status === NOT_CHECKED && allowUnchecked.has(r.rule));
+  const ok = rules.every(accepted);
+  return { url: base.origin, ok, simulated, summary: summarize(rules, { ok, simulated, allowUnchecked }), rules };
+}
+
+/// One line on the outcome: OK or FAIL, SIMULATED when a simulated quote was accepted, and which
+/// rules failed or were not checked (allowed or not).
+function summarize(rules, { ok, simulated, allowUnchecked }) {
+  const list = (rs) => rs.map((r) => r.rule).join(', ');
+  const failed = rules.filter((r) => r.status === FAIL);
+  const unchecked = rules.filter((r) => r.status === NOT_CHECKED);
+  const parts = [`${rules.filter((r) => r.status === PASS).length} of ${rules.length} rules passed`];
+  if (failed.length) parts.push(`failed: ${list(failed)}`);
+  const allowed = unchecked.filter((r) => allowUnchecked.has(r.rule));
+  const refused = unchecked.filter((r) => !allowUnchecked.has(r.rule));
+  if (refused.length) parts.push(`not checked: ${list(refused)} (not allowed: give --allow-unchecked ${refused.map((r) => r.rule).join(',')} to accept)`);
+  if (allowed.length) parts.push(`not checked: ${list(allowed)} (allowed)`);
+  const head = `${ok ? 'OK' : 'FAIL'}${simulated ? ' SIMULATED' : ''}`;
+  const warning = simulated ? '; SIMULATED: quotes from sigil-tee-sim (no TEE, no Intel chain, no TCB) vouch for nothing' : '';
+  return `${head}: ${parts.join('; ')}${warning}`;
 }
 
 // Two quotes refused for being simulated say the same thing: keep one line.

@@ -84,10 +84,35 @@ function qvl() {
   return s_qvl;
 }
 
+/// The PCCS asked for collateral when the caller names neither a file nor another PCCS: Phala's
+/// public PCCS, @phala/dcap-qvl's own default (PHALA_PCCS_URL), which mirrors Intel's PCS.
+export const DEFAULT_PCCS_URL = 'https://pccs.phala.network';
+/// The TCB statuses accepted unless the caller allows more.
+export const DEFAULT_TCB_STATUSES = Object.freeze(['UpToDate']);
+
+/// True when the TD runs with the DEBUG attribute (TDATTRIBUTES bit 0, TUD.DEBUG): its memory and
+/// registers are open to the host, so nothing it attests to can be trusted.
+export function tdDebug(quote) {
+  return (quote.body.td_attributes[0] & 0x01) !== 0;
+}
+
+/// The TCB policy: {status: 'pass'|'fail', reason} for dcap-qvl's TCB status under the allowed list.
+export function judgeTcbStatus(tcbStatus, advisoryIds = [], allowed = DEFAULT_TCB_STATUSES) {
+  const advisories = advisoryIds?.length ? ` (advisories ${advisoryIds.join(', ')})` : '';
+  if (allowed.includes(tcbStatus)) return { status: 'pass', reason: `TCB ${tcbStatus}${advisories}, allowed (${allowed.join(', ')})` };
+  return {
+    status: 'fail',
+    reason: `TCB ${tcbStatus}${advisories} is not among the allowed statuses (${allowed.join(', ')}); give --allow-tcb-status ${tcbStatus} to accept it`,
+  };
+}
+
 /// Verifies a parsed quote under the options {allowSimulated, collateral (the Collateral object of
-/// @phala/dcap-qvl), pccsUrl, now (seconds), cache (an object that keeps collateral fetched from
-/// pccsUrl for the next quote of the same platform)}. Returns {status: 'pass'|'fail'|'not_checked', reason,
-/// simulated, tcb_status?, advisory_ids?}.
+/// @phala/dcap-qvl), pccsUrl (default DEFAULT_PCCS_URL; used only without collateral), now
+/// (seconds), cache (an object that keeps collateral fetched from the PCCS for the next quote of the
+/// same platform), allowedTcbStatuses (default DEFAULT_TCB_STATUSES)}. Fails closed: a quote is
+/// 'pass' only when its Intel signature chain and TCB verify and the TCB status is allowed, or, for
+/// a simulated quote under allowSimulated, when its embedded key's signature verifies. Returns
+/// {status: 'pass'|'fail', reason, simulated, tcb_status?, advisory_ids?}.
 export async function verifyQuoteSignature(quote, options = {}) {
   if (quote.simulated) {
     if (!options.allowSimulated) {
@@ -100,34 +125,31 @@ export async function verifyQuoteSignature(quote, options = {}) {
       return { status: 'fail', simulated: true, reason: `simulated quote: bad attestation key (${e.message})` };
     }
     return valid
-      ? { status: 'pass', simulated: true, reason: 'simulated quote (--allow-simulated): signature by its embedded key verified' }
+      ? { status: 'pass', simulated: true, reason: 'SIMULATED quote accepted (--allow-simulated): signed by its embedded key; no Intel chain, no TCB status' }
       : { status: 'fail', simulated: true, reason: 'simulated quote: the signature over header||body does not verify with its embedded key' };
   }
   // Quotes of one platform carry the same certification data (its PCK chain) and share collateral.
   const cacheKey = createHash('sha256').update(quote.cert_data).digest('hex');
   let collateral = options.collateral ?? options.cache?.[cacheKey] ?? null;
-  if (!collateral && options.pccsUrl) {
+  if (!collateral) {
+    const pccsUrl = options.pccsUrl ?? DEFAULT_PCCS_URL;
     try {
-      collateral = await qvl().getCollateral(options.pccsUrl, quote.raw);
+      collateral = await qvl().getCollateral(pccsUrl, quote.raw);
       if (options.cache) options.cache[cacheKey] = collateral;
     } catch (e) {
-      return { status: 'fail', simulated: false, reason: `could not fetch collateral from ${options.pccsUrl}: ${e.message}` };
+      return { status: 'fail', simulated: false, reason: `could not fetch collateral from ${pccsUrl}: ${e.message} (give --collateral FILE to verify offline)` };
     }
   }
-  if (!collateral) {
-    return {
-      status: 'not_checked', simulated: false,
-      reason: 'quote signature and TCB not verified: no collateral (give --collateral FILE or --pccs-url URL)',
-    };
-  }
+  let report;
   try {
     const now = options.now ?? Math.floor(Date.now() / 1000);
-    const report = qvl().verify(quote.raw, collateral, now);
-    return {
-      status: 'pass', simulated: false, tcb_status: report.status, advisory_ids: report.advisory_ids,
-      reason: `quote verified by @phala/dcap-qvl: TCB ${report.status}${report.advisory_ids?.length ? ` (${report.advisory_ids.join(', ')})` : ''}`,
-    };
+    report = qvl().verify(quote.raw, collateral, now);
   } catch (e) {
     return { status: 'fail', simulated: false, reason: `quote verification failed (@phala/dcap-qvl): ${e.message}` };
   }
+  const tcb = judgeTcbStatus(report.status, report.advisory_ids, options.allowedTcbStatuses ?? DEFAULT_TCB_STATUSES);
+  return {
+    status: tcb.status, simulated: false, tcb_status: report.status, advisory_ids: report.advisory_ids,
+    reason: `Intel signature chain verified by @phala/dcap-qvl; ${tcb.reason}`,
+  };
 }

@@ -216,6 +216,23 @@ public:
             CPPUNIT_ASSERT_EQUAL(503, r.status);
             CPPUNIT_ASSERT(HasErrorCode(r, "attestation_unavailable"));
         }
+        // /attestation's query is judged before the agent is asked: only a literal nonce= is read,
+        // never a percent-encoded name nginx's limit did not see as one (issue 22).
+        for (const char* q : {"%6eonce=01", "n%6Fnce=01", "foo=1", "nonce=01&nonce=02", "nonce"}) {
+            auto request = Req("GET", "/attestation");
+            request.query = q;
+            auto r = router.Dispatch(request);
+            CPPUNIT_ASSERT_EQUAL_MESSAGE(q, 400, r.status);
+            CPPUNIT_ASSERT_MESSAGE(q, HasErrorCode(r, "invalid_query"));
+        }
+        for (const char* q : {"nonce=", "nonce=zz", "nonce=%30%31"}) {
+            auto request = Req("GET", "/attestation");
+            request.query = q;
+            CPPUNIT_ASSERT_MESSAGE(q, HasErrorCode(router.Dispatch(request), "invalid_nonce"));
+        }
+        auto nonce = Req("GET", "/attestation");
+        nonce.query = "nonce=0x0102";
+        CPPUNIT_ASSERT(HasErrorCode(router.Dispatch(nonce), "attestation_unavailable"));
         Router bare;
         AddSystemRoutes(bare, {"1", nullptr, nullptr});
         CPPUNIT_ASSERT_EQUAL(std::string("{\"status\":\"ok\",\"version\":\"1\"}"), bare.Dispatch(Req("GET", "/health")).body);
