@@ -150,6 +150,8 @@ class SandboxRunTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testZygoteGoneIsAnError);
     CPPUNIT_TEST(testRefusedAdmissionRunsNothingAndZygoteServesNext);
     CPPUNIT_TEST(testAdmissionRunsWhileTheZygoteForks);
+    CPPUNIT_TEST(testOversizedLogOrOpIsACatchableRangeError);
+    CPPUNIT_TEST(testStacksShowOnlyTheScriptsFrames);
     CPPUNIT_TEST(testModernCodeIsLoweredInTheChild);
     CPPUNIT_TEST(testLoweringSyntaxErrorNamesTheLine);
     CPPUNIT_TEST(testRandomDiffersBetweenRuns);
@@ -521,6 +523,49 @@ public:
         CPPUNIT_ASSERT(r->end == RunEnd::Completed);
         CPPUNIT_ASSERT_EQUAL(std::size_t{1}, before.size());
         CPPUNIT_ASSERT_EQUAL(before[0], r->pid);
+    }
+    // A console line or an op argument larger than a child frame is a RangeError the script can
+    // catch (it used to end the child with exit 120, a crash the service refunded).
+    void testOversizedLogOrOpIsACatchableRangeError() {
+        RecordingHandler h;
+        auto o = Run("function main() { var big = 'x'; while (big.length < 1024 * 1024) big += big; big = big + big + big;"
+                     " var out = [];"
+                     " try { console.log(big); } catch (e) { out.push(e.name + ': ' + e.message); }"
+                     " try { Sigil.Actions.signMessage({ pkpId: '0x', message: big }); } catch (e) { out.push(e.name); }"
+                     " console.log('after'); return out; }",
+                     {}, "{}", &h);
+        CPPUNIT_ASSERT_MESSAGE(o.error.message, o.end == RunEnd::Completed);
+        CPPUNIT_ASSERT_MESSAGE(o.response_json, o.response_json.find("RangeError: a console line of 3145728 bytes") != std::string::npos);
+        CPPUNIT_ASSERT_MESSAGE(o.response_json, o.response_json.find(",\"RangeError\"]") != std::string::npos);
+        CPPUNIT_ASSERT(h.ops.empty());
+        CPPUNIT_ASSERT_EQUAL(std::size_t{1}, h.logs.size());
+        CPPUNIT_ASSERT_EQUAL(std::string("after"), h.logs[0]);
+    }
+    // Error stacks, fileName and lineNumber name the script's frames only: never a C source path of
+    // the native that threw, nor the runtime's own files, neither in the sandbox's report nor in
+    // what the script reads itself.
+    void testStacksShowOnlyTheScriptsFrames() {
+        RecordingHandler h;
+        auto o = Run("function inner() { var r = Sigil.Actions.encrypt({ pkpId: '0x' }); return r; }\n"
+                     "function main() { var seen = [];\n"
+                     "  try { inner(); } catch (e) { seen.push(e.stack, String(e.fileName), String(e.lineNumber)); }\n"
+                     "  try { [1].forEach(function () { null.x; }); } catch (e) { seen.push(e.stack, String(e.fileName)); }\n"
+                     "  try { eval('(function evald() { throw new Error(\"in eval\"); })()'); } catch (e) { seen.push(e.stack); }\n"
+                     "  return seen.join('\\n---\\n'); }",
+                     {}, "{}", &h);
+        CPPUNIT_ASSERT_MESSAGE(o.error.message, o.end == RunEnd::Completed);
+        const std::string& seen = o.response_json;
+        for (const char* leak : {".cpp", ".c:", ".h:", "/", "prelude.js", "shims.js", " internal", " native"}) {
+            CPPUNIT_ASSERT_MESSAGE(std::string(leak) + " in " + seen, seen.find(leak) == std::string::npos);
+        }
+        for (const char* frame : {"at inner (action.js:1)", "at main (action.js:3)", "action.js\\n---", "\\n1\\n---",
+                                  "at main (action.js:4)", "evald", "Error: in eval"}) {
+            CPPUNIT_ASSERT_MESSAGE(std::string(frame) + " not in " + seen, seen.find(frame) != std::string::npos);
+        }
+        auto thrown = Run("function main() { Sigil.Actions.encrypt({ pkpId: '0x' }); }", {}, "{}", &h);
+        CPPUNIT_ASSERT(thrown.end == RunEnd::ScriptError);
+        CPPUNIT_ASSERT_MESSAGE(thrown.error.stack, thrown.error.stack.find("/") == std::string::npos);
+        CPPUNIT_ASSERT_MESSAGE(thrown.error.stack, thrown.error.stack.find("at main (action.js:1)") != std::string::npos);
     }
     void testZygoteIsItsOwnCleanExecutable() {
         // The zygote is sigil-sandbox(-test), exec'd: not a fork of this test. Its maps are read
