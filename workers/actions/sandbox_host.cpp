@@ -461,7 +461,8 @@ Result<RunOutcome> RunSession::Drive(common::Bytes run_frame) {
 
 Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler,
                              const RunAdmission& admission) {
-    // The frame's size is known before anything starts; its time field is written after admission.
+    // Refused before anything starts when too large; the frame itself is encoded after admission
+    // (which may shorten the time limit it carries).
     if (request.code.size() + request.params_json.size() + 64 > SANDBOX_MAX_PAYLOAD) {
         return MakeError(ErrorKind::TooLarge, "frame_too_large", "the code and params exceed the sandbox's frame cap");
     }

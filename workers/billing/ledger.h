@@ -90,7 +90,7 @@ public:
                                             const std::string& reason, const std::string& request_id,
                                             const std::string& spender = {}, Cents spender_limit = 0) = 0;
 
-    // Settles an earlier Charge (a run's hold for its first second) at `actual` cents: refunds
+    // Settles an earlier Charge or ChargeUpTo (a run's hold) at `actual` cents: refunds
     // hold - actual when less, debits the rest when more but never below a zero balance (what the
     // balance cannot pay is forgiven, so concurrent runs never overdraw). Writes nothing when equal.
     // Answers what was finally charged for the hold and the settlement together.

@@ -156,7 +156,9 @@
         }
         var rawStack = stackDesc.get;
         var FRAME = /^\s+at /;
-        var SCRIPT_FRAME = /^\s+at .*\((action\.js|eval|input):(\d+)\)/;
+        // action.js: the run's code; input: what eval and the lowering new Function evaluate;
+        // compile: Duktape's own new Function.
+        var SCRIPT_FRAME = /^\s+at .*\((action\.js|input|compile):(\d+)\)/;
         function Frames(self) {
             var text = rawStack.call(self);
             if (typeof text !== 'string') return { text: text, first: null };

@@ -582,6 +582,7 @@ public:
                      "  try { inner(); } catch (e) { seen.push(e.stack, String(e.fileName), String(e.lineNumber)); }\n"
                      "  try { [1].forEach(function () { null.x; }); } catch (e) { seen.push(e.stack, String(e.fileName)); }\n"
                      "  try { eval('(function evald() { throw new Error(\"in eval\"); })()'); } catch (e) { seen.push(e.stack); }\n"
+                     "  try { new Function('throw new Error(\"built\")')(); } catch (e) { seen.push(e.stack); }\n"
                      "  return seen.join('\\n---\\n'); }",
                      {}, "{}", &h);
         CPPUNIT_ASSERT_MESSAGE(o.error.message, o.end == RunEnd::Completed);
@@ -590,7 +591,8 @@ public:
             CPPUNIT_ASSERT_MESSAGE(std::string(leak) + " in " + seen, seen.find(leak) == std::string::npos);
         }
         for (const char* frame : {"at inner (action.js:1)", "at main (action.js:3)", "action.js\\n---", "\\n1\\n---",
-                                  "at main (action.js:4)", "evald", "Error: in eval"}) {
+                                  "at main (action.js:4)", "evald", "Error: in eval",
+                                  "Error: built\\n    at anonymous (compile:1)"}) {
             CPPUNIT_ASSERT_MESSAGE(std::string(frame) + " not in " + seen, seen.find(frame) != std::string::npos);
         }
         auto thrown = Run("function main() { Sigil.Actions.encrypt({ pkpId: '0x' }); }", {}, "{}", &h);
