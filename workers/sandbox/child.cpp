@@ -82,11 +82,6 @@ SandboxMessage ReadMessage(ChildState& st) {
     }
 }
 
-void Send(const SandboxMessage& message) {
-    auto frame = EncodeSandboxMessage(message, SANDBOX_MAX_CHILD_PAYLOAD);
-    if (!frame.ok() || !WriteAll(*frame)) Die(SANDBOX_EXIT_CHANNEL_LOST);
-}
-
 // Sends a message whose size the script chose (a console line, an op's argument): false, with
 // nothing sent, when it is larger than a child frame may carry, so the native can throw a
 // RangeError the script may catch. Exiting instead would let a script pick its own ending.
@@ -102,9 +97,10 @@ constexpr std::size_t MAX_SCRIPT_MESSAGE_BYTES = SANDBOX_MAX_CHILD_PAYLOAD - 64;
 
 // Throws a RangeError for an oversized console line or op argument. Called with no C++ object
 // alive on the native's frame (duk_error longjmps); no C source position goes into the error.
-[[noreturn]] void ThrowTooLarge(duk_context* ctx, const char* what, std::size_t bytes) {
+duk_ret_t ThrowTooLarge(duk_context* ctx, const char* what, std::size_t bytes) {
     duk_error_raw(ctx, DUK_ERR_RANGE_ERROR, nullptr, 0, "%s of %lu bytes exceeds the %lu bytes one may carry", what,
                   static_cast<unsigned long>(bytes), static_cast<unsigned long>(MAX_SCRIPT_MESSAGE_BYTES));
+    return 0;  // not reached: duk_error_raw longjmps
 }
 
 // Lockdown ------------------------------------------------------------------------------------
@@ -226,7 +222,7 @@ duk_ret_t NativeOp(duk_context* ctx) {
     duk_size_t name_len = 0, args_len = 0;
     const char* name = duk_require_lstring(ctx, 0, &name_len);
     const char* args = duk_require_lstring(ctx, 1, &args_len);
-    if (!ExchangeOp(*g_state, name, name_len, args, args_len)) ThrowTooLarge(ctx, "an operation's argument", args_len);
+    if (!ExchangeOp(*g_state, name, name_len, args, args_len)) return ThrowTooLarge(ctx, "an operation's argument", args_len);
     if (!g_state->scratch_ok) {
         duk_push_error_object_raw(ctx, DUK_ERR_ERROR, nullptr, 0, "%s", g_state->scratch.c_str());
         return duk_throw(ctx);
@@ -243,7 +239,7 @@ bool SendLog(const char* text, std::size_t len) {
 duk_ret_t NativeLog(duk_context* ctx) {
     duk_size_t len = 0;
     const char* text = duk_safe_to_lstring(ctx, 0, &len);
-    if (!SendLog(text, len)) ThrowTooLarge(ctx, "a console line", len);
+    if (!SendLog(text, len)) return ThrowTooLarge(ctx, "a console line", len);
     return 0;
 }
 
