@@ -236,6 +236,35 @@ test('js_params, logs, setResponse and a thrown exception', async () => {
   assert.match(syntax.error.message, /line 1/);
 });
 
+test('error stacks name the script\'s own frames only: no server source path, no runtime internals', async () => {
+  // An op the worker refuses (its error is made by a native in the sandbox), an engine TypeError
+  // inside a built-in's callback, and both read by the script itself and reported uncaught.
+  const code = `function inner(pkpId) { const r = Sigil.Actions.encrypt({ pkpId, message: 'm' }); return r; }
+async function main({ pkpId }) {
+  const seen = [];
+  try { inner(pkpId); } catch (e) { seen.push(e.stack, String(e.fileName), String(e.lineNumber)); }
+  try { [1].forEach(() => null.x); } catch (e) { seen.push(e.stack); }
+  seen.push(new Error('here').stack);
+  console.log(JSON.stringify(seen));
+  inner(pkpId);
+}`;
+  const j = await run(code, { params: { pkpId: s.pkpOutside } });
+  assertRunError(j, 'script_error');
+  const texts = [...JSON.parse(j.logs || '[]'), j.error.stack];
+  assert.equal(texts.length, 6, JSON.stringify(j));
+  for (const text of texts) {
+    assert.ok(!/[\/]|\.cpp|\.c:|\.h:|duktape|prelude\.js|shims\.js|ethers5\.js| internal\b/.test(text), `leaks: ${text}`);
+  }
+  assert.match(texts[0], /not_authorized|no group/);
+  assert.match(texts[0], /at inner \(action\.js:\d+\)/);
+  assert.match(texts[0], /at main \(action\.js:\d+\)/);
+  assert.equal(texts[1], 'action.js');
+  assert.match(texts[2], /^\d+$/);
+  assert.match(texts[3], /TypeError/);
+  assert.match(texts[4], /^Error: here\n {4}at main \(action\.js:\d+\)/);
+  assert.match(j.error.stack, /at inner \(action\.js:\d+\)/);
+});
+
 test('modules: an import is refused before the run with import_not_allowed naming the module and the way out; exports without modules run', async () => {
   for (const [code, module, line] of [
     ['import { z } from "zod@3.22.4";\nasync function main() { return 1; }', 'zod@3.22.4', 1],

@@ -1,10 +1,12 @@
 // Billing against the whole stack (DESIGN.md section 9): credits bought with the chain processor on
-// the dev chain (tUSD paid through Payments, by ethers), charges for writes and runs (only for what
-// ran), 402 before any work, exactly-once crediting, X-Wallet-Auth, Idempotency-Key, the balance moved
-// on conversion, concurrent runs that never overdraw, and nginx's limit on minting endpoints.
+// the dev chain (tUSD paid through Payments, by ethers), charges for writes and runs (every run that
+// started, however it ended; a run never costs more than the credit and the key's cap held), 402
+// before any work, exactly-once crediting, X-Wallet-Auth, Idempotency-Key, the balance moved on
+// conversion, concurrent runs that never overdraw, and nginx's limit on minting endpoints.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import {
   startStack, ethers, assertError, assertOk, newAccount, addGroup, createWallet, accountConfigAbi, BUILD_DIR,
@@ -13,7 +15,14 @@ import {
 const STARTER = 20;        // [billing] starter_credit_cents
 const WRITE_PRICE = 2;     // [billing] write_price_cents
 const RUN_PRICE = 5;       // [billing] run_second_price_cents
+const TIME_LIMIT_S = 4;    // [actions] timeout_ms / 1000: a run holds up to 4 * RUN_PRICE
+const IPFS_TIMEOUT_MS = 1500;
 let stack;
+// The stack's only IPFS gateway: serves `gatewayFiles` (CID -> code), answers 503 for the CIDs in
+// `gatewayDown` (a gateway failing on its own) and never answers for any other CID (one it cannot find).
+const gatewayFiles = new Map();
+const gatewayDown = new Set();
+let gateway;
 let provider;
 let payer;       // an anvil wallet holding ETH for gas and minting tUSD
 let token;
@@ -27,8 +36,17 @@ const balanceOf = async (key, headers) => {
 };
 
 before(async () => {
+  gateway = createServer((req, res) => {
+    const cid = req.url.split('/').pop();
+    if (gatewayFiles.has(cid)) return res.end(gatewayFiles.get(cid));
+    if (gatewayDown.has(cid)) { res.statusCode = 503; return res.end('down'); }
+    // Unknown: hold the request open, as a gateway searching for a CID it cannot find.
+  });
+  await new Promise((r) => gateway.listen(0, '127.0.0.1', r));
   stack = await startStack({
     workers: 2,
+    ipfsGateways: [`http://127.0.0.1:${gateway.address().port}/ipfs/`],
+    actions: [`timeout_ms = ${TIME_LIMIT_S * 1000}`, `ipfs_timeout_ms = ${IPFS_TIMEOUT_MS}`],
     billing: { lines: [`starter_credit_cents = ${STARTER}`, `write_price_cents = ${WRITE_PRICE}`,
       `run_second_price_cents = ${RUN_PRICE}`, 'max_concurrent_runs_per_key = 0'] },
     nginxEnv: { SIGIL_MINT_RATE: '5r/s', SIGIL_MINT_BURST: '30' },
@@ -42,7 +60,12 @@ before(async () => {
   await (await token.mint(wallet.address, 1_000_000n * 1_000_000n)).wait();
   await (await token.approve(stack.payments, ethers.MaxUint256)).wait();
 });
-after(async () => { await stack?.stop(); });
+after(async () => {
+  if (stack?.anvilPid) try { process.kill(stack.anvilPid, 'SIGCONT'); } catch { /* gone */ }
+  await stack?.stop();
+  gateway?.closeAllConnections();
+  gateway?.close();
+});
 
 /// Pays an intent's `pay` instructions on the dev chain with ethers.
 async function pay(intent) {
@@ -144,7 +167,7 @@ test('a run charges a started second; a script error is charged; a refused run i
   assert.equal(await balanceOf(key), mid - RUN_PRICE, 'a refused run is free');
 });
 
-test('100 concurrent runs against a balance for 50 never overdraw: exactly 50 run, the rest are 402', async () => {
+test('concurrent runs against a balance for 50 never overdraw: bursts of 100 run exactly 50 in all, the rest are 402', async () => {
   const { key } = await runnableAccount('parallel');
   // Spend down to exactly 50 runs' worth: the starter credit minus the two writes above is 16.
   let balance = await balanceOf(key);
@@ -163,12 +186,20 @@ test('100 concurrent runs against a balance for 50 never overdraw: exactly 50 ru
     balance -= RUN_PRICE;
   }
   assert.equal(await balanceOf(key), target);
-  const answers = await Promise.all(Array.from({ length: 100 }, () => stack.request('POST', 'sigil_action', { key, body: { code } })));
-  const ran = answers.filter((a) => a.status === 200);
-  const refused = answers.filter((a) => a.status === 402);
-  assert.equal(ran.length, 50, `statuses: ${answers.map((a) => a.status).join(',')}`);
-  assert.equal(refused.length, 50);
-  assert.ok(refused.every((a) => a.json.error.code === 'insufficient_credit'));
+  // Each run holds what it may cost up to its time limit, so a burst admits only as many as the
+  // balance holds at once; each settles at one second and gives the rest back for the next burst.
+  let ran = 0;
+  for (let burst = 0; burst < 30 && ran < 50; burst++) {
+    const answers = await Promise.all(Array.from({ length: 100 }, () => stack.request('POST', 'sigil_action', { key, body: { code } })));
+    const done = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status === 402);
+    assert.equal(done.length + refused.length, 100, `statuses: ${answers.map((a) => a.status).join(',')}`);
+    assert.ok(refused.every((a) => a.json.error.code === 'insufficient_credit'));
+    assert.ok(done.length > 0 || ran === 50, 'every burst with credit left runs something');
+    ran += done.length;
+    assert.equal(await balanceOf(key), target - ran * RUN_PRICE, 'never overdrawn, each run charged once');
+  }
+  assert.equal(ran, 50);
   assert.equal(await balanceOf(key), 0);
 });
 
@@ -190,6 +221,130 @@ test('a usage key\'s on-chain balance caps what it spends: 402 spend_cap_reached
   assert.equal(await balanceOf(owner), before - 2 * RUN_PRICE, 'the refused run charged nothing');
   // The account's own key is not held to the usage key's cap.
   assertOk(await stack.request('POST', 'sigil_action', { key: owner, body: { code } }));
+});
+
+/// An account whose key may run `code` (inline or by CID); answers {key, group, cid}.
+async function accountFor(name, code) {
+  const { api_key: key } = await newAccount(stack, name);
+  const group = await addGroup(stack, key, 'runs');
+  const cid = assertOk(await stack.request('POST', 'get_sigil_action_ipfs_id', { rawBody: JSON.stringify(code) }));
+  assertOk(await stack.request('POST', 'add_action_to_group', { key, body: { group_id: group, action_ipfs_cid: cid } }));
+  return { key, group, cid };
+}
+
+test('a script that logs one 3 MiB line gets a RangeError it can catch, and its run is charged', async () => {
+  const code = `async function main() {
+    let line = 'x'; while (line.length < 1024 * 1024) line += line; line = line + line + line;
+    try { console.log(line); } catch (e) { return { name: e.name, message: e.message }; }
+    return 'logged';
+  }`;
+  const { key } = await accountFor('big log', code);
+  const before = await balanceOf(key);
+  const r = assertOk(await stack.request('POST', 'sigil_action', { key, body: { code } }));
+  assert.equal(r.has_error, false, JSON.stringify(r.error));
+  assert.equal(r.response.name, 'RangeError');
+  assert.match(r.response.message, /console line of 3145728 bytes exceeds/);
+  assert.equal(await balanceOf(key), before - RUN_PRICE, 'the run started: charged (it was a free sandbox_crashed)');
+  // Uncaught, it is the script's error, and charged as well.
+  const uncaught = 'async function main() { let l = "x"; while (l.length < 3 * 1024 * 1024) l += l; console.log(l); }';
+  const second = await accountFor('big log uncaught', uncaught);
+  const mid = await balanceOf(second.key);
+  const u = assertOk(await stack.request('POST', 'sigil_action', { key: second.key, body: { code: uncaught } }));
+  assert.equal(u.has_error, true);
+  assert.equal(u.error.name, 'RangeError');
+  assert.equal(await balanceOf(second.key), mid - RUN_PRICE);
+});
+
+test('a run that times out is charged, its time limit cut to what the balance held (never more)', async () => {
+  const code = 'async function main() { while (true) {} }';
+  const { key } = await accountFor('endless', code);
+  const before = await balanceOf(key);
+  assert.equal(before, 16);  // 3 seconds' price, below the 4-second limit's 20
+  const t = performance.now();
+  const r = assertOk(await stack.request('POST', 'sigil_action', { key, body: { code } }));
+  const took = performance.now() - t;
+  assert.equal(r.has_error, true);
+  assert.equal(r.error.code, 'time_limit');
+  assert.match(r.error.message, /of 3 s \(what the account's credit or this key's spend cap could hold: 15 cents/);
+  assert.ok(took < 3900, `cut at the held 3 s, not the configured 4 s (${Math.round(took)} ms)`);
+  assert.equal(await balanceOf(key), before - 3 * RUN_PRICE, 'charged the held seconds it ran, and no more');
+});
+
+test('a usage key with a spend cap of 5 cents never spends more than 5, however long its run', async () => {
+  const code = 'async function main() { const t = Date.now(); while (Date.now() - t < 3000) {} return "done"; }';
+  const { key: owner, group } = await accountFor('cap five', code);
+  const capped = assertOk(await stack.request('POST', 'add_usage_api_key', { key: owner, body: {
+    name: 'five', description: '', balance: 5, can_create_groups: false, can_delete_groups: false,
+    can_create_pkps: false, manage_ipfs_ids_in_groups: [], add_pkp_to_groups: [], remove_pkp_from_groups: [],
+    execute_in_groups: [Number(group)] } })).usage_api_key;
+  const intent = assertOk(await stack.request('POST', 'billing/create_payment_intent', { key: owner, body: { amount_cents: 500 } }));
+  await pay(intent);
+  assertOk(await stack.request('POST', 'billing/confirm_payment', { key: owner, body: { payment_intent_id: intent.payment_intent_id } }));
+  const before = await balanceOf(owner);
+  const r = assertOk(await stack.request('POST', 'sigil_action', { key: capped, body: { code } }));
+  assert.equal(r.has_error, true);
+  assert.equal(r.error.code, 'time_limit');
+  assert.match(r.error.message, /of 1 s \(.*spend cap/);
+  assert.equal(await balanceOf(owner), before - 5, 'the key spent its 5 cents, not the 15 its 3 s would cost');
+  assertError(await stack.request('POST', 'sigil_action', { key: capped, body: { code } }), 402, 'spend_cap_reached');
+  assert.equal(await balanceOf(owner), before - 5);
+});
+
+test('a chain call starved by the run\'s own deadline is the run\'s time limit, charged (not a refunded chain_timeout)', async () => {
+  // The run spins until its held 3 s are almost up, then asks for a key that needs a chain read,
+  // while the node is paused: the read gets the run's last ~200 ms and times out.
+  const stranger = ethers.Wallet.createRandom().address.toLowerCase();
+  const code = `async function main() {
+    const t = Date.now(); while (Date.now() - t < 2800) {}
+    return Sigil.Actions.getPublicKey({ pkpId: '${stranger}' });
+  }`;
+  const { key } = await accountFor('starved', code);
+  const before = await balanceOf(key);
+  const running = stack.request('POST', 'sigil_action', { key, body: { code } });
+  await new Promise((r) => setTimeout(r, 2000));
+  process.kill(stack.anvilPid, 'SIGSTOP');
+  let r;
+  try {
+    r = await running;
+  } finally {
+    process.kill(stack.anvilPid, 'SIGCONT');
+  }
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.has_error, true);
+  assert.equal(r.json.error.code, 'time_limit');
+  assert.match(r.json.error.message, /waited for the chain/);
+  assert.equal(await balanceOf(key), before - 3 * RUN_PRICE);
+});
+
+test('runs by ipfs_id: waiting for a CID no gateway has is charged as run time; a gateway that fails on its own is refunded', async () => {
+  const served = 'async function main() { return "served"; }';
+  const missing = 'async function main() { return "nowhere"; }';
+  const down = 'async function main() { return "down"; }';
+  const { key, group, cid: servedCid } = await accountFor('by cid', served);
+  const cidOf = async (code) => {
+    const cid = assertOk(await stack.request('POST', 'get_sigil_action_ipfs_id', { rawBody: JSON.stringify(code) }));
+    assertOk(await stack.request('POST', 'add_action_to_group', { key, body: { group_id: group, action_ipfs_cid: cid } }));
+    return cid;
+  };
+  const missingCid = await cidOf(missing);
+  const downCid = await cidOf(down);
+  gatewayFiles.set(servedCid, served);
+  gatewayDown.add(downCid);
+  // Top up so every case has its full 4 s hold.
+  const intent = assertOk(await stack.request('POST', 'billing/create_payment_intent', { key, body: { amount_cents: 500 } }));
+  await pay(intent);
+  assertOk(await stack.request('POST', 'billing/confirm_payment', { key, body: { payment_intent_id: intent.payment_intent_id } }));
+  let balance = await balanceOf(key);
+  assert.equal(assertOk(await stack.request('POST', 'sigil_action', { key, body: { ipfs_id: servedCid } })).response, 'served');
+  assert.equal(await balanceOf(key), balance -= RUN_PRICE);
+  // The gateway holds the request until ipfs_timeout_ms (1.5 s): two started seconds.
+  const t = performance.now();
+  assertError(await stack.request('POST', 'sigil_action', { key, body: { ipfs_id: missingCid } }), 502, 'ipfs_unavailable');
+  assert.ok(performance.now() - t >= IPFS_TIMEOUT_MS - 100);
+  assert.equal(await balanceOf(key), balance -= 2 * RUN_PRICE, 'the caller chose the CID, and the wait');
+  // 503 from the only gateway: the service's failure, nothing charged.
+  assertError(await stack.request('POST', 'sigil_action', { key, body: { ipfs_id: downCid } }), 502, 'ipfs_unavailable');
+  assert.equal(await balanceOf(key), balance);
 });
 
 test('Idempotency-Key: a retried write returns the first answer, runs once and is charged once', async () => {
@@ -281,14 +436,16 @@ test('a worker killed in the middle of a run leaves the ledger consistent: the h
   }
   const answer = await running;
   assert.equal(answer.status, 502, answer.text);
-  // The hold (one second's price) stands: the worker died before settling. Nothing more, nothing less.
+  // The hold stands: the worker died before settling. It is what the run could cost: the seconds
+  // of its 4-second limit the balance covered (2 of them for 14 cents). Nothing more, nothing less.
   let after;
   for (let i = 0; i < 50; i++) {
     const r = await stack.request('GET', 'billing/balance', { key });
     if (r.status === 200) { after = r.json.balance_cents; break; }
     await new Promise((res) => setTimeout(res, 100));
   }
-  assert.equal(after, before - RUN_PRICE);
+  assert.equal(before, 14);
+  assert.equal(after, before - 2 * RUN_PRICE);
 });
 
 // Last: it spends this client's minting allowance.

@@ -3,6 +3,8 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -93,7 +95,9 @@ std::string GatewayFailure(const common::Error& error) {
 
 }  // namespace
 
-Result<CodeCache::Entry> LoadCode(const ActionSettings& settings, CodeCache& cache, const std::string& cid) {
+Result<CodeCache::Entry> LoadCode(const ActionSettings& settings, CodeCache& cache, const std::string& cid,
+                                  std::uint64_t budget_ms, GatewayMiss* miss) {
+    if (miss != nullptr) *miss = GatewayMiss::Broken;
     if (const auto* hit = cache.Find(cid)) return *hit;
     if (auto cached = ReadCachedSource(settings.code_cache_dir, cid, settings.max_code_bytes)) {
         CodeCache::Entry entry{std::move(*cached), false};
@@ -107,14 +111,23 @@ Result<CodeCache::Entry> LoadCode(const ActionSettings& settings, CodeCache& cac
     // addresses of the operator's gateways) go to the log only.
     std::string failures;
     bool mismatch = false;
+    bool missing = false;  // a gateway was reached and did not have the CID in time
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(std::min<std::uint64_t>(budget_ms, 24ull * 3600 * 1000));
     for (std::size_t i = 0; i < settings.ipfs_gateways.size(); ++i) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            failures += (failures.empty() ? "" : "; ") + std::string("gateway ") + std::to_string(i + 1) +
+                        ": not asked, the run's time limit passed";
+            continue;
+        }
         const std::string& gateway = settings.ipfs_gateways[i];
         const std::string label = "gateway " + std::to_string(i + 1) + ": ";
         FetchLimits limits;
         limits.trusted_first_hop = true;  // the operator's own gateway (the dev one is local); redirects are not
         limits.allowed_addresses = settings.fetch_allowed_addresses;
         limits.refused_hosts = settings.public_hosts;
-        limits.timeout_ms = settings.ipfs_timeout_ms;
+        limits.timeout_ms = static_cast<int>(std::min<std::int64_t>(settings.ipfs_timeout_ms, left.count()));
         limits.max_response_bytes = settings.max_code_bytes;
         FetchRequest request;
         request.url = gateway + cid;
@@ -123,8 +136,10 @@ Result<CodeCache::Entry> LoadCode(const ActionSettings& settings, CodeCache& cac
         if (!response.ok()) {
             common::LogWarn("gateway " + gateway + " failed for " + cid + ": " + response.error().message);
             failure = GatewayFailure(response.error());
+            if (response.error().code == "fetch_timeout") missing = true;
         } else if (response->status != 200) {
             failure = "HTTP " + std::to_string(response->status);
+            if (response->status == 404 || response->status == 410 || response->status == 504) missing = true;
         } else if (common::ComputeCidV0(response->body) != cid) {
             mismatch = true;
             failure = "the bytes do not hash to " + cid;
@@ -137,6 +152,7 @@ Result<CodeCache::Entry> LoadCode(const ActionSettings& settings, CodeCache& cac
         }
         failures += (failures.empty() ? "" : "; ") + label + failure;
     }
+    if (miss != nullptr && missing && !mismatch) *miss = GatewayMiss::Missing;
     return MakeError(ErrorKind::Unavailable, mismatch ? "ipfs_cid_mismatch" : "ipfs_unavailable",
                      "could not fetch " + cid + " from any gateway (" + failures + ")");
 }

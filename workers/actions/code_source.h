@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <list>
 #include <optional>
 #include <string>
@@ -39,11 +40,19 @@ private:
     std::unordered_map<std::string, List::iterator> m_map;
 };
 
+// Whose a failed LoadCode was (DESIGN.md section 9, billing): Missing when some gateway was
+// reached and did not have the CID in time (HTTP 404, 410 or 504, or it timed out): the caller
+// chose that wait by naming the CID, so it is run time. Broken when every gateway failed on its
+// own (unreachable, another status, a refused redirect, bytes that do not match): the service's.
+enum class GatewayMiss { Missing, Broken };
+
 // The code of `cid` from `cache`, else the shared folder (settings.code_cache_dir), else the
-// gateways in order; what is found is added to `cache` (and a gateway's answer to the folder).
+// gateways in order, all of them within `budget_ms` (the run's time limit); what is found is added
+// to `cache` (and a gateway's answer to the folder). `miss`, when given, says whose a failure was.
 // Errors: Unavailable "ipfs_unavailable" (no gateway configured, or each failed) or
 // "ipfs_cid_mismatch" (a gateway sent other bytes); the message names gateways by position only.
-common::Result<CodeCache::Entry> LoadCode(const ActionSettings& settings, CodeCache& cache, const std::string& cid);
+common::Result<CodeCache::Entry> LoadCode(const ActionSettings& settings, CodeCache& cache, const std::string& cid,
+                                          std::uint64_t budget_ms = UINT64_MAX, GatewayMiss* miss = nullptr);
 
 // Lowered code in the shared folder, so a CID is lowered once for the whole pool (and across
 // worker restarts) rather than once per worker. Lowered text cannot be checked against its CID,

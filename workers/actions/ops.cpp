@@ -66,8 +66,20 @@ RunOps::RunOps(Service& service, const Caller& caller, const ActionSettings& set
     if (authorized_pkp) m_authorized[*authorized_pkp] = true;
 }
 
+void RunOps::OnStart(const RunLimits& limits) {
+    m_run_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limits.time_ms);
+}
+
 Result<std::string> RunOps::OnOp(std::string_view name, std::string_view args_json) {
+    const auto left_at_start = RunTimeLeft();
     auto result = Dispatch(name, args_json);
+    // Starved by the run's own deadline: the run's time limit, not the chain's or keyd's failure.
+    if (!result.ok() && result.error().kind == ErrorKind::Timeout && name != "fetch" &&
+        (left_at_start < MIN_CHAIN_BUDGET || RunTimeLeft().count() <= 0)) {
+        return OpLimit("time_limit", "the action's time limit passed while it waited for the chain (" +
+                                         std::to_string(std::max<std::int64_t>(left_at_start.count(), 0)) +
+                                         " ms were left when it asked)");
+    }
     if (!result.ok() && !m_service_failure && name != "fetch") {
         const ErrorKind kind = result.error().kind;
         if (kind == ErrorKind::Unavailable || kind == ErrorKind::Timeout || kind == ErrorKind::Suspended ||

@@ -27,6 +27,12 @@ namespace sigil::workers {
 
 class RunOps : public OpHandler {
 public:
+    // Below this much of the run's time left, a chain call cannot be told apart from a node that
+    // is failing (an answer takes a round trip and a read of the contract): its timeout is the
+    // run's time limit, never the chain's failure, and never counts in the pool's circuit
+    // (RpcOptions::starved_below is the same floor on the client's side).
+    static constexpr std::chrono::milliseconds MIN_CHAIN_BUDGET{250};
+
     // `authorized_pkp`: the PKP the execution flow already authorized for this run (not asked again).
     RunOps(Service& service, const Caller& caller, const ActionSettings& settings, std::string cid,
            std::optional<common::Address20> authorized_pkp);
@@ -35,11 +41,14 @@ public:
     // / "pkp_key_mismatch", a code ending in "_limit" (ends the run), the chain's and keyd's errors.
     common::Result<std::string> OnOp(std::string_view name, std::string_view args_json) override;
     common::Status OnLog(std::string_view text) override;
+    void OnStart(const RunLimits& limits) override;
     // The run's console lines, each ended by a newline.
     std::string TakeLogs();
     // A key op's error of kind Unavailable, Timeout, Suspended or Internal (keyd or the chain failed)
     // ends the run, and the request answers with it. A fetch's errors stay the script's: the server
-    // it reaches is the action's business.
+    // it reaches is the action's business. A chain call the run's own deadline starved (it began
+    // with less than MIN_CHAIN_BUDGET left, or timed out once the run's time was up) is not the
+    // service's failure: the op answers "time_limit", which ends the run at its time limit.
     bool OpFailedOnOurSide() const override { return m_service_failure.has_value(); }
     std::optional<common::Error> TakeServiceFailure() { return std::move(m_service_failure); }
 

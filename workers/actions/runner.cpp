@@ -76,7 +76,7 @@ Result<ActionRequest> ActionRunner::ParseRequest(const rapidjson::Document* body
 }
 
 Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, const ActionRequest& request,
-                                       const std::function<common::Status()>& admit) {
+                                       const RunAdmission& admission) {
     const std::string cid = request.code ? common::ComputeCidV0(*request.code) : *request.ipfs_id;
     const common::Hash32 cid_hash = common::CidHash(cid);
     SIGIL_TRY(reader, service.Reader());
@@ -106,9 +106,15 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
         run.code = *request.code;
         run.lower = true;
     } else {
-        if (admit) SIGIL_TRY_STATUS(admit());
+        if (admission.admit) SIGIL_TRY_STATUS(admission.admit(run.limits));
         admitted_here = true;
-        SIGIL_TRY(entry, LoadCode(m_settings, m_cache, cid));
+        GatewayMiss miss = GatewayMiss::Broken;
+        auto entry = LoadCode(m_settings, m_cache, cid, run.limits.time_ms, &miss);
+        if (!entry.ok()) {
+            // Waiting for a CID no gateway has is the caller's choice, and costs run time.
+            if (miss == GatewayMiss::Missing && admission.started) admission.started();
+            return entry.error();
+        }
         run.code = std::move(entry->code);
         run.lower = !entry->lowered;
     }
@@ -116,9 +122,9 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
     // Source nobody has lowered yet: sigil-lowerer lowers it several times faster than the child
     // would (lowerer_client.h), for a run already admitted; without it the child lowers.
     if (run.lower && !m_settings.lowerer_socket.empty()) {
-        if (!admitted_here && admit) SIGIL_TRY_STATUS(admit());
+        if (!admitted_here && admission.admit) SIGIL_TRY_STATUS(admission.admit(run.limits));
         admitted_here = true;
-        const int timeout_ms = static_cast<int>(std::min<std::uint64_t>(m_settings.run.time_ms, MAX_LOWERER_WAIT_MS));
+        const int timeout_ms = static_cast<int>(std::min<std::uint64_t>(run.limits.time_ms, MAX_LOWERER_WAIT_MS));
         if (auto lowered = LowerWithDaemon(m_settings.lowerer_socket, run.code, timeout_ms)) {
             WriteLoweredCode(m_settings, cid, *lowered, m_lowered_key);
             m_cache.Put(cid, CodeCache::Entry{*lowered, true});
@@ -128,7 +134,7 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
     }
 
     RunOps ops(service, caller, m_settings, cid, request.pkp);
-    SIGIL_TRY(outcome, RunAction(m_zygote, run, ops, admitted_here ? std::function<common::Status()>() : admit));
+    SIGIL_TRY(outcome, RunAction(m_zygote, run, ops, RunAdmission{admitted_here ? nullptr : admission.admit, admission.started}));
     // keyd or the chain failed under an op: the caller gets that typed error (502/503/504), as for a
     // failure before the run, rather than a script error that was not the script's.
     if (auto failure = ops.TakeServiceFailure(); failure && outcome->end == RunEnd::Stopped) return *failure;

@@ -58,12 +58,16 @@ public:
     // Errors besides the flow's: the chain's and keyd's Unavailable/Timeout errors, those of
     // LoadCode, and the zygote's infrastructure errors. A script error or a limit hit is a result,
     // not an error.
-    // `admit`, when set, is asked once the run is authorized and before anything is fetched from a
-    // gateway or any of the action's code runs (billing holds the run's first second there): with
-    // the code at hand (cached or inline) while the zygote forks the child; its error is the
-    // request's, and then nothing of the action ran.
+    // `admission.admit`, when set, is asked once the run is authorized and before anything is
+    // fetched from a gateway or any of the action's code runs (billing holds what the run may cost
+    // there, and may shorten its time limit to what it held): with the code at hand (cached or
+    // inline) while the zygote forks the child; its error is the request's, and then nothing of the
+    // action ran. `admission.started` is told when the run's time counts for the caller: its code is
+    // handed to the sandbox, or the gateways were waited on for a CID none of them had in time
+    // (GatewayMiss::Missing; the wait is bounded by the run's time limit). A failure before either
+    // (no gateway reachable, keyd or the zygote down) never starts the run.
     common::Result<ActionResult> Run(Service& service, const Caller& caller, const ActionRequest& request,
-                                     const std::function<common::Status()>& admit = {});
+                                     const RunAdmission& admission = {});
 
     std::size_t cached_entries() const { return m_cache.size(); }
 

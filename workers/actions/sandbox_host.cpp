@@ -230,8 +230,8 @@ namespace {
 // One run's worker-side state machine: bytes to write, messages read, limits counted.
 class RunSession {
 public:
-    RunSession(Zygote& zygote, const RunRequest& request, OpHandler& handler, int channel, pid_t pid)
-        : m_zygote(zygote), m_request(request), m_handler(handler), m_channel(channel),
+    RunSession(Zygote& zygote, const RunRequest& request, RunLimits limits, OpHandler& handler, int channel, pid_t pid)
+        : m_zygote(zygote), m_request(request), m_limits(std::move(limits)), m_handler(handler), m_channel(channel),
           m_reader(SANDBOX_MAX_CHILD_PAYLOAD) {
         m_outcome.pid = pid;
     }
@@ -244,9 +244,15 @@ private:
     bool ReadChannel();   // false at EOF or error
     bool WriteChannel();  // false on error
     void Classify(int status);
+    // `what`, and when admission shortened the time limit, by how much and why.
+    std::string TimeLimitMessage(const std::string& what) const {
+        if (m_limits.time_limited_by.empty()) return what;
+        return what + " of " + std::to_string(m_limits.time_ms / 1000) + " s (" + m_limits.time_limited_by + ")";
+    }
 
     Zygote& m_zygote;
     const RunRequest& m_request;
+    const RunLimits m_limits;  // the request's, as admission left them
     OpHandler& m_handler;
     int m_channel;
     SandboxFrameReader m_reader;
@@ -275,11 +281,16 @@ void RunSession::Handle(SandboxMessage& message) {
         return;
     }
     if (auto* op = std::get_if<SandboxOp>(&message)) {
-        if (++m_outcome.ops > m_request.limits.max_ops) {
+        if (++m_outcome.ops > m_limits.max_ops) {
             Stop(RunEnd::OpLimit, "op_limit", "the action made too many requests");
             return;
         }
         auto result = m_handler.OnOp(op->name, op->args_json);
+        // The run's own deadline left the op no time (a chain call it starved): its time limit.
+        if (!result.ok() && result.error().code == "time_limit") {
+            Stop(RunEnd::TimeLimit, "time_limit", TimeLimitMessage(result.error().message));
+            return;
+        }
         if (!result.ok() && result.error().code.size() > 6 &&
             result.error().code.compare(result.error().code.size() - 6, 6, "_limit") == 0) {
             Stop(RunEnd::OpLimit, result.error().code, result.error().message);
@@ -299,7 +310,7 @@ void RunSession::Handle(SandboxMessage& message) {
         // Counted as it will be answered: valid UTF-8, and with the newline the line ends with.
         const std::string text = common::ReplaceInvalidUtf8(log->text);
         m_log_bytes += text.size() + 1;
-        if (m_log_bytes > m_request.limits.max_log_bytes) {
+        if (m_log_bytes > m_limits.max_log_bytes) {
             Stop(RunEnd::LogLimit, "log_limit", "the action's logs exceed the limit");
             return;
         }
@@ -317,7 +328,7 @@ void RunSession::Handle(SandboxMessage& message) {
             return;
         }
         m_done_seen = true;
-        if (done->ok && done->response_json.size() > m_request.limits.max_response_bytes) {
+        if (done->ok && done->response_json.size() > m_limits.max_response_bytes) {
             Stop(RunEnd::ResponseLimit, "response_limit", "the action's response exceeds the limit");
             return;
         }
@@ -388,7 +399,7 @@ void RunSession::Classify(int status) {
     const int signo = sig ? WTERMSIG(status) : 0;
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     if (m_deadline_killed || signo == SIGXCPU || signo == SIGKILL || code == SANDBOX_EXIT_TIME_LIMIT) {
-        m_outcome = RunOutcome{RunEnd::TimeLimit, "", {"time_limit", "the action ran past its time limit", ""},
+        m_outcome = RunOutcome{RunEnd::TimeLimit, "", {"time_limit", TimeLimitMessage("the action ran past its time limit"), ""},
                                m_outcome.pid, status, m_outcome.ops};
     } else if (code == SANDBOX_EXIT_MEMORY_LIMIT) {
         m_outcome = RunOutcome{RunEnd::MemoryLimit, "", {"memory_limit", "the action ran out of memory", ""},
@@ -407,7 +418,7 @@ void RunSession::Classify(int status) {
 
 Result<RunOutcome> RunSession::Drive(common::Bytes run_frame) {
     m_out = std::move(run_frame);
-    const std::int64_t deadline = NowMs() + static_cast<std::int64_t>(m_request.limits.time_ms) + KILL_GRACE_MS;
+    const std::int64_t deadline = NowMs() + static_cast<std::int64_t>(m_limits.time_ms) + KILL_GRACE_MS;
     bool channel_open = true;
     std::optional<int> status;
     std::int64_t give_up = 0;
@@ -449,10 +460,13 @@ Result<RunOutcome> RunSession::Drive(common::Bytes run_frame) {
 }  // namespace
 
 Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler,
-                             const std::function<common::Status()>& admit) {
-    auto frame = EncodeSandboxMessage(
-        SandboxRun{request.code, request.params_json, request.limits.time_ms, request.limits.memory_bytes, request.lower});
-    if (!frame.ok()) return frame.error();
+                             const RunAdmission& admission) {
+    // Refused before anything starts when too large; the frame itself is encoded after admission
+    // (which may shorten the time limit it carries).
+    if (request.code.size() + request.params_json.size() + 64 > SANDBOX_MAX_PAYLOAD) {
+        return MakeError(ErrorKind::TooLarge, "frame_too_large", "the code and params exceed the sandbox's frame cap");
+    }
+    RunLimits limits = request.limits;
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         return MakeError(ErrorKind::Internal, "socketpair_failed", std::strerror(errno));
@@ -465,9 +479,9 @@ Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandle
     // Nothing may leave between the request and its answer (a later AwaitSpawned would take this
     // child's pid for its own), not even an exception.
     Status admitted = common::Success();
-    if (admit) {
+    if (admission.admit) {
         try {
-            admitted = admit();
+            admitted = admission.admit(limits);
         } catch (const std::exception& e) {
             admitted = MakeError(ErrorKind::Internal, "admission_failed", e.what());
         }
@@ -479,8 +493,16 @@ Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandle
         return admitted.error();
     }
     if (!pid.ok()) return pid.error();
+    auto frame = EncodeSandboxMessage(
+        SandboxRun{request.code, request.params_json, limits.time_ms, limits.memory_bytes, request.lower});
+    if (!frame.ok()) {
+        (void)zygote.Kill(*pid);
+        return frame.error();
+    }
     ::fcntl(ours.get(), F_SETFL, ::fcntl(ours.get(), F_GETFL) | O_NONBLOCK);
-    RunSession session(zygote, request, handler, ours.get(), *pid);
+    handler.OnStart(limits);
+    if (admission.started) admission.started();
+    RunSession session(zygote, request, std::move(limits), handler, ours.get(), *pid);
     return session.Drive(std::move(frame).value());
 }
 

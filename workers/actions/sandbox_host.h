@@ -85,6 +85,9 @@ struct RunLimits {
     std::size_t max_response_bytes = 100u * 1024;
     std::size_t max_log_bytes = 100u * 1024;   // each line counted with its newline
     std::uint32_t max_ops = 60;
+    // Why time_ms is shorter than the configured limit ("" when it is not): said in the
+    // time_limit error, e.g. that the caller's credit or the key's spend cap held only so many seconds.
+    std::string time_limited_by;
 };
 
 // What a script error may carry into the HTTP answer; longer text is cut with a marker, so a run's
@@ -118,12 +121,25 @@ public:
     // A console line (already counted against max_log_bytes). An error stops the run
     // (RunEnd::Stopped, the error kept in RunOutcome::error).
     virtual common::Status OnLog(std::string_view text) = 0;
+    // The child is about to be sent its code, under `limits` (admission may have shortened the
+    // time): ops from here on are bounded by them.
+    virtual void OnStart(const RunLimits& limits) { (void)limits; }
+};
+
+// How a run's admission works (billing, workers/api/run.cpp): `admit` is asked once before the
+// child gets its code and may shorten limits.time_ms (saying why in limits.time_limited_by); its
+// error is the request's, and then nothing of the action ran. `started` is told once the run's
+// time counts for the caller: right before the child is sent its code.
+struct RunAdmission {
+    std::function<common::Status(RunLimits& limits)> admit;
+    std::function<void()> started;
 };
 
 enum class RunEnd {
     Completed,      // main returned; response_json holds its JSON ("" for undefined)
     ScriptError,    // the script threw; error = {name, message, stack}
-    TimeLimit,      // deadline, RLIMIT_CPU (SIGXCPU) or the worker's SIGKILL
+    TimeLimit,      // deadline, RLIMIT_CPU (SIGXCPU), the worker's SIGKILL, or an op that the
+                    // run's own deadline left without time (an op error coded "time_limit")
     MemoryLimit,    // the counting allocator refused memory
     ResponseLimit,  // DONE's response exceeded max_response_bytes
     LogLimit,       // logs exceeded max_log_bytes
@@ -146,14 +162,15 @@ struct RunOutcome {
 };
 
 // Runs one action to its end. The child is SIGKILLed (through the zygote) when the wall clock
-// passes time_ms + 1 s or a worker-side limit is hit. `admit` (optional) runs once the zygote has
-// been asked for the child and before the child is sent the code, so the fork overlaps it (a
-// run's credit hold); when it fails, the child is killed without having run anything and its
-// error is returned.
+// passes time_ms + 1 s or a worker-side limit is hit. `admission.admit` (optional) runs once the
+// zygote has been asked for the child and before the child is sent the code, so the fork overlaps
+// it (a run's credit hold); when it fails, the child is killed without having run anything and
+// its error is returned. `admission.started` and handler.OnStart are told right before the child
+// is sent its code.
 // Errors (infrastructure only; every way a script can end is a RunOutcome):
 //   Unavailable "zygote_gone", Internal "spawn_failed" / "socketpair_failed",
 //   TooLarge "frame_too_large" (code + params above the RUN cap), Timeout "zygote_timeout".
 common::Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler,
-                                     const std::function<common::Status()>& admit = {});
+                                     const RunAdmission& admission = {});
 
 }  // namespace sigil::workers

@@ -1,11 +1,14 @@
 #include "workers/api/billing.h"
 
+#include <algorithm>
 #include <ctime>
 #include <optional>
+#include <utility>
 
 #include <rapidjson/document.h>
 
 #include "common/base64.h"
+#include "common/clock.h"
 #include "common/hex.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -294,8 +297,10 @@ void ApplyWriteLayers(Router& router, Service& service, BillingContext context) 
 }
 
 Result<RunCharge> RunCharge::Begin(BillingContext context, Service& service, const Caller& caller,
-                                   const std::string& request_id) {
+                                   const std::string& request_id, std::uint64_t time_limit_ms) {
     RunCharge charge(context);
+    charge.m_held_ms = time_limit_ms;
+    charge.m_begun_ms = common::MonotonicMs();
     billing::Billing* b = context.billing;
     const std::uint32_t cap = b != nullptr ? b->settings().max_concurrent_runs_per_key : 0;
     if (context.scoreboard != nullptr && cap > 0) {
@@ -311,32 +316,48 @@ Result<RunCharge> RunCharge::Begin(BillingContext context, Service& service, con
     SIGIL_TRY(customer, b->CustomerOf(caller.account_hash));
     SIGIL_TRY(spender, SpenderOf(service, caller));
     SIGIL_TRY(ledger, b->Store());
-    SIGIL_TRY(hold, (*ledger)->Charge(*customer, b->settings().run_second_price_cents, "run:hold", request_id,
-                                      spender->id, spender->limit));
-    charge.m_hold = *hold;
+    const Cents price = b->settings().run_second_price_cents;
+    const auto full_seconds = static_cast<std::int64_t>(std::max<std::uint64_t>(1, (time_limit_ms + 999) / 1000));
+    if (price <= 0) {  // free runs: a hold of nothing, kept only so the ledger shows each run
+        SIGIL_TRY(hold, (*ledger)->Charge(*customer, 0, "run:hold", request_id, spender->id, spender->limit));
+        charge.m_hold = *hold;
+        charge.m_held_seconds = full_seconds;
+        return charge;
+    }
+    SIGIL_TRY(hold, (*ledger)->ChargeUpTo(*customer, price, full_seconds, "run:hold", request_id, spender->id,
+                                          spender->limit));
+    charge.m_hold = hold->id;
+    charge.m_held_seconds = hold->units;
+    if (hold->units < full_seconds) {
+        charge.m_held_ms = static_cast<std::uint64_t>(hold->units) * 1000;
+        charge.m_limited_by = "what the account's credit or this key's spend cap could hold: " +
+                              std::to_string(hold->units * price) + " cents at " + std::to_string(price) +
+                              " cents a second";
+    }
     return charge;
 }
 
 RunCharge::RunCharge(RunCharge&& other) noexcept
     : m_context(other.m_context), m_hold(std::exchange(other.m_hold, std::nullopt)),
-      m_slot_taken(std::exchange(other.m_slot_taken, false)) {}
+      m_held_seconds(other.m_held_seconds), m_held_ms(other.m_held_ms), m_limited_by(std::move(other.m_limited_by)),
+      m_begun_ms(other.m_begun_ms), m_started(other.m_started), m_slot_taken(std::exchange(other.m_slot_taken, false)) {}
 
-void RunCharge::Settle(std::uint64_t elapsed_ms) {
-    if (!m_hold) return;
-    const auto seconds = static_cast<Cents>((elapsed_ms + 999) / 1000);
-    const Cents price = std::max<Cents>(1, seconds) * m_context.billing->settings().run_second_price_cents;
-    if (price == m_context.billing->settings().run_second_price_cents) {
-        m_hold.reset();  // a run within its first second costs exactly the hold: nothing to write
-        return;
-    }
+// Keeps the started seconds measured since the hold, at least one and never more than were held
+// (the run's time limit was the held seconds; what the kill takes past it is not the caller's).
+void RunCharge::Settle() {
+    const auto elapsed_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(0, common::MonotonicMs() - m_begun_ms));
+    const auto seconds = static_cast<std::int64_t>((elapsed_ms + 999) / 1000);
+    const Cents price = m_context.billing->settings().run_second_price_cents;
+    const Cents actual = std::clamp<std::int64_t>(seconds, 1, std::max<std::int64_t>(1, m_held_seconds)) * price;
     auto ledger = m_context.billing->Store();
-    auto settled = ledger.ok() ? (*ledger)->Settle(*m_hold, price, "run:settle") : Result<Cents>(ledger.error());
+    auto settled = ledger.ok() ? (*ledger)->Settle(*m_hold, actual, "run:settle") : Result<Cents>(ledger.error());
     if (!settled.ok()) common::LogError("run settlement not written (the hold stands): " + settled.error().message);
-    m_hold.reset();
 }
 
 RunCharge::~RunCharge() {
-    if (m_hold) {  // never settled: the run did not happen, or the service broke it
+    if (m_hold && m_started) {
+        Settle();
+    } else if (m_hold) {  // never started: refused, or the service failed before the code reached the sandbox
         auto ledger = m_context.billing->Store();
         auto refunded = ledger.ok() ? (*ledger)->Settle(*m_hold, 0, "run:refund") : Result<Cents>(ledger.error());
         if (!refunded.ok()) common::LogError("run refund not written (the hold stands): " + refunded.error().message);

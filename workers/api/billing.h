@@ -47,28 +47,45 @@ void AddBillingRoutes(Router& router, Service& service, BillingContext context);
 //  * every authenticated POST accepts Idempotency-Key (idempotency.h).
 void ApplyWriteLayers(Router& router, Service& service, BillingContext context);
 
-// A run's charge (DESIGN.md section 9): Begin holds one second's price and takes a run slot for the
-// key (the pool-wide concurrent-runs cap); Settle keeps the price of the started seconds measured;
-// destroying it unsettled refunds the hold (the run never started, or the service broke it).
+// A run's charge (DESIGN.md section 9). Begin holds what the run may cost up to its time limit:
+// the price of its full time limit, or less when the account's balance or the usage key's
+// remaining spend cap covers less (whole seconds, at least one, else 402), and takes a run slot
+// for the key (the pool-wide concurrent-runs cap). The run is then given a time limit of the held
+// seconds (held_ms), so it never costs more than was held. Once the run's time counts for the
+// caller (Start: its code reached the sandbox, or the gateways were waited on for its CID), the
+// charge keeps the started seconds measured since Begin, whatever the run's ending; a charge
+// destroyed unstarted refunds the hold (the run was refused or the service failed before it).
 class RunCharge {
 public:
     // Errors: PaymentRequired "insufficient_credit" or "spend_cap_reached" (a usage key's on-chain
     // balance caps what it spends), Overloaded "too_many_runs" (the key's concurrent-runs cap), the
     // chain's and the ledger's Unavailable errors. Nothing is held when it fails.
     static common::Result<RunCharge> Begin(BillingContext context, Service& service, const Caller& caller,
-                                           const std::string& request_id);
+                                           const std::string& request_id, std::uint64_t time_limit_ms);
     RunCharge(RunCharge&& other) noexcept;
     RunCharge& operator=(RunCharge&&) = delete;
+    // Settles a started run on its measured time (never above the hold), refunds an unstarted one.
     ~RunCharge();
 
-    // Charges the run's measured `elapsed_ms` (started seconds x price).
-    void Settle(std::uint64_t elapsed_ms);
+    // The time limit the hold covers (at most the one Begin was given), and why it is shorter
+    // ("" when it is not): for the run's time_limit error.
+    std::uint64_t held_ms() const { return m_held_ms; }
+    const std::string& limited_by() const { return m_limited_by; }
+
+    // The run's time counts for the caller from here on: it is charged however it ends.
+    void Start() { m_started = true; }
 
 private:
     RunCharge(BillingContext context) : m_context(context) {}
+    void Settle();
 
     BillingContext m_context;
     std::optional<std::int64_t> m_hold;  // the ledger entry of the hold, while unsettled
+    std::int64_t m_held_seconds = 0;
+    std::uint64_t m_held_ms = 0;
+    std::string m_limited_by;
+    std::int64_t m_begun_ms = 0;  // common::MonotonicMs() when the hold was taken
+    bool m_started = false;
     bool m_slot_taken = false;
 };
 

@@ -5,7 +5,6 @@
 
 #include "workers/actions/fetch_policy.h"
 #include "workers/actions/runner.h"
-#include "common/clock.h"
 #include "workers/api/api.h"
 #include "workers/api/billing.h"
 #include "workers/api/schemas.h"
@@ -29,21 +28,26 @@ common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, B
         return MakeError(ErrorKind::Unavailable, "sandbox_unavailable", "this worker has no action sandbox");
     }
     SIGIL_TRY(request, runner->ParseRequest(ctx.json));
-    // One second's price is held before anything runs (402 insufficient_credit otherwise); the run
-    // is settled on its measured time. A run that never started, or that the service broke (the
-    // sandbox crashed, keyd or the chain failed under it), is refunded when `charge` goes.
+    // Once the run is authorized, what it may cost up to its time limit is held (402 when not even
+    // one second is covered) and the run's time limit becomes the held seconds. A run whose time
+    // started counting (its code reached the sandbox, or the gateways were waited on for its CID)
+    // is charged its measured seconds however it ends, when `charge` goes; one that never started
+    // is refunded (DESIGN.md section 9).
     std::optional<RunCharge> charge;
-    std::int64_t started = 0;
-    auto admit = [&]() -> common::Status {  // once the run is authorized: a refused run costs nothing
-        SIGIL_TRY(held, RunCharge::Begin(billing, service, CallerOf(ctx), ctx.request.request_id));
+    RunAdmission admission;
+    admission.admit = [&](RunLimits& limits) -> common::Status {  // a refused run costs nothing
+        SIGIL_TRY(held, RunCharge::Begin(billing, service, CallerOf(ctx), ctx.request.request_id, limits.time_ms));
         charge.emplace(std::move(held).value());
-        started = common::MonotonicMs();
+        if (charge->held_ms() < limits.time_ms) {
+            limits.time_ms = charge->held_ms();
+            limits.time_limited_by = charge->limited_by();
+        }
         return common::Success();
     };
-    SIGIL_TRY(result, runner->Run(service, CallerOf(ctx), *request, admit));
-    if (charge && result->outcome.end != RunEnd::Crashed) {
-        charge->Settle(static_cast<std::uint64_t>(common::MonotonicMs() - started));
-    }
+    admission.started = [&]() {
+        if (charge) charge->Start();
+    };
+    SIGIL_TRY(result, runner->Run(service, CallerOf(ctx), *request, admission));
     return JsonResponse(200, result->ResponseJson());
 }
 

@@ -100,7 +100,20 @@ public:
                                                 const std::string& request_id, const std::string& spender = {},
                                                 Cents spender_limit = 0) = 0;
 
-    // Settles an earlier Charge (a run's hold for its first second) at `actual` cents: refunds
+    // A hold of what something may cost at most (a run up to its time limit) that keeps small
+    // balances usable: debits the largest whole number of `unit` cents (> 0), up to `max_units`,
+    // that the balance and the spender's remaining limit (as Charge's) both cover, in one
+    // transaction. Answers the entry's id (Settle it later) and the units held (>= 1).
+    // Errors: those of Charge, when not even one unit is covered; nothing written.
+    struct Hold {
+        std::int64_t id = 0;
+        std::int64_t units = 0;
+    };
+    virtual common::Result<Hold> ChargeUpTo(const std::string& customer, Cents unit, std::int64_t max_units,
+                                            const std::string& reason, const std::string& request_id,
+                                            const std::string& spender = {}, Cents spender_limit = 0) = 0;
+
+    // Settles an earlier Charge or ChargeUpTo (a run's hold) at `actual` cents: refunds
     // hold - actual when less, debits the rest when more but never below a zero balance (what the
     // balance cannot pay is forgiven, so concurrent runs never overdraw). Writes nothing when equal.
     // Answers what was finally charged for the hold and the settlement together.

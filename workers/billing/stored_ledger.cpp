@@ -161,6 +161,45 @@ public:
         return id;
     }
 
+    Result<Hold> ChargeUpTo(const std::string& customer, Cents unit, std::int64_t max_units, const std::string& reason,
+                            const std::string& request_id, const std::string& spender, Cents spender_limit) override {
+        SIGIL_TRY_STATUS(CheckCustomer(customer));
+        if (unit <= 0 || unit > MAX_CENTS) return Invalid("unit", "must be 1 to " + std::to_string(MAX_CENTS) + " cents");
+        if (max_units <= 0) return Invalid("max_units", "must be positive");
+        SIGIL_TRY_STATUS(CheckEntryText(reason, request_id));
+        SIGIL_TRY_STATUS(CheckText("spender", spender, 0, 100));
+        SIGIL_TRY_STATUS(CheckCents("spender_limit", spender_limit, 0));
+        Hold hold;
+        const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
+            SIGIL_TRY_STATUS(db.Lock(customer));
+            SIGIL_TRY(balance, db.Balance(customer));
+            Cents allowed = std::min<Cents>(*balance, MAX_CENTS);
+            if (allowed < unit) {
+                return MakeError(ErrorKind::PaymentRequired, "insufficient_credit",
+                                 "the balance (" + std::to_string(*balance) + " cents) is below the price (" +
+                                     std::to_string(unit) + " cents)");
+            }
+            if (!spender.empty() && spender_limit > 0) {
+                SIGIL_TRY(spent, db.SpentBy(customer, spender));
+                const Cents left = spender_limit - *spent;
+                if (left < unit) {
+                    return MakeError(ErrorKind::PaymentRequired, "spend_cap_reached",
+                                     "this key has spent " + std::to_string(*spent) + " of its " +
+                                         std::to_string(spender_limit) + " cents; the price is " + std::to_string(unit));
+                }
+                allowed = std::min(allowed, left);
+            }
+            hold.units = std::min<std::int64_t>(max_units, allowed / unit);
+            const Cents cents = hold.units * unit;
+            SIGIL_TRY(entry, db.Append({customer, EntryKind::Charge, -cents, *balance - cents, reason, request_id,
+                                        m_now(), spender}));
+            hold.id = *entry;
+            return Outcome::Commit;
+        }, Durability::Relaxed);
+        if (!done) return done.error();
+        return hold;
+    }
+
     Result<Cents> Settle(std::int64_t charge_id, Cents actual, const std::string& reason) override {
         if (charge_id <= 0) return Invalid("charge_id", "must be positive");
         SIGIL_TRY_STATUS(CheckCents("actual", actual, 0));

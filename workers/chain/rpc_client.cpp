@@ -136,7 +136,9 @@ common::Result<RpcReply> RpcClient::Call(std::string_view method, std::string_vi
         const std::uint64_t id = m_next_id++;
         auto body = m_transport->Post(BuildRpcRequest(method, params_json, id), timeout);
         auto reply = body.ok() ? ParseRpcResponse(*body, id) : common::Result<RpcReply>(body.error());
-        if (m_circuit != nullptr) {
+        // A timeout of an attempt the budget starved is the caller's deadline, not the node's failure.
+        const bool starved = !reply.ok() && reply.error().kind == ErrorKind::Timeout && timeout < m_options.starved_below;
+        if (m_circuit != nullptr && !starved) {
             if (reply.ok()) {
                 m_circuit->RecordSuccess();
             } else {

@@ -21,6 +21,9 @@ struct RpcOptions {
     std::chrono::milliseconds total_timeout{10000};         // one attempt, so a stuck node never hangs us
     int read_retries = 3;                                   // extra attempts for idempotent calls
     std::chrono::milliseconds retry_backoff{100};           // doubled after each failed attempt
+    // An attempt the budget left less than this (a run's op near its deadline) that times out says
+    // nothing about the node: it is not counted in the circuit (RunOps::MIN_CHAIN_BUDGET).
+    std::chrono::milliseconds starved_below{250};
 };
 
 // Moves request bodies to the node and response bodies back. Implementations: libcurl here; a

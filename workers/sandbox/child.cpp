@@ -82,9 +82,25 @@ SandboxMessage ReadMessage(ChildState& st) {
     }
 }
 
-void Send(const SandboxMessage& message) {
+// Sends a message whose size the script chose (a console line, an op's argument): false, with
+// nothing sent, when it is larger than a child frame may carry, so the native can throw a
+// RangeError the script may catch. Exiting instead would let a script pick its own ending.
+bool TrySend(const SandboxMessage& message) {
     auto frame = EncodeSandboxMessage(message, SANDBOX_MAX_CHILD_PAYLOAD);
-    if (!frame.ok() || !WriteAll(*frame)) Die(SANDBOX_EXIT_CHANNEL_LOST);
+    if (!frame.ok()) return false;
+    if (!WriteAll(*frame)) Die(SANDBOX_EXIT_CHANNEL_LOST);
+    return true;
+}
+
+// What one console line or op argument may hold: a child frame less its framing.
+constexpr std::size_t MAX_SCRIPT_MESSAGE_BYTES = SANDBOX_MAX_CHILD_PAYLOAD - 64;
+
+// Throws a RangeError for an oversized console line or op argument. Called with no C++ object
+// alive on the native's frame (duk_error longjmps); no C source position goes into the error.
+duk_ret_t ThrowTooLarge(duk_context* ctx, const char* what, std::size_t bytes) {
+    duk_error_raw(ctx, DUK_ERR_RANGE_ERROR, nullptr, 0, "%s of %lu bytes exceeds the %lu bytes one may carry", what,
+                  static_cast<unsigned long>(bytes), static_cast<unsigned long>(MAX_SCRIPT_MESSAGE_BYTES));
+    return 0;  // not reached: duk_error_raw longjmps
 }
 
 // Lockdown ------------------------------------------------------------------------------------
@@ -187,36 +203,43 @@ void* CountingRealloc(void* udata, void* ptr, duk_size_t size) {
 
 // Natives ---------------------------------------------------------------------------------------
 
-// Sends OP and waits for OP_RESULT, leaving the answer in st.scratch. C++ objects here end
-// before the native touches Duktape again.
-void ExchangeOp(ChildState& st, const char* name, std::size_t name_len, const char* args, std::size_t args_len) {
-    Send(SandboxOp{std::string(name, name_len), std::string(args, args_len)});
+// Sends OP and waits for OP_RESULT, leaving the answer in st.scratch; false when the op is too
+// large to send. C++ objects here end before the native touches Duktape again.
+bool ExchangeOp(ChildState& st, const char* name, std::size_t name_len, const char* args, std::size_t args_len) {
+    if (name_len + args_len > MAX_SCRIPT_MESSAGE_BYTES ||
+        !TrySend(SandboxOp{std::string(name, name_len), std::string(args, args_len)})) {
+        return false;
+    }
     SandboxMessage reply = ReadMessage(st);
     auto* result = std::get_if<SandboxOpResult>(&reply);
     if (result == nullptr) Die(SANDBOX_EXIT_CHANNEL_LOST);
     st.scratch_ok = result->ok;
     st.scratch = std::move(result->value);
+    return true;
 }
 
 duk_ret_t NativeOp(duk_context* ctx) {
     duk_size_t name_len = 0, args_len = 0;
     const char* name = duk_require_lstring(ctx, 0, &name_len);
     const char* args = duk_require_lstring(ctx, 1, &args_len);
-    ExchangeOp(*g_state, name, name_len, args, args_len);
+    if (!ExchangeOp(*g_state, name, name_len, args, args_len)) return ThrowTooLarge(ctx, "an operation's argument", args_len);
     if (!g_state->scratch_ok) {
-        duk_push_error_object(ctx, DUK_ERR_ERROR, "%s", g_state->scratch.c_str());
+        duk_push_error_object_raw(ctx, DUK_ERR_ERROR, nullptr, 0, "%s", g_state->scratch.c_str());
         return duk_throw(ctx);
     }
     duk_push_lstring(ctx, g_state->scratch.data(), g_state->scratch.size());
     return 1;
 }
 
-void SendLog(const char* text, std::size_t len) { Send(SandboxLog{WellFormedUtf8(text, len)}); }
+// False when the line is too large to send (well-formed UTF-8 may be longer than the text).
+bool SendLog(const char* text, std::size_t len) {
+    return len <= MAX_SCRIPT_MESSAGE_BYTES && TrySend(SandboxLog{WellFormedUtf8(text, len)});
+}
 
 duk_ret_t NativeLog(duk_context* ctx) {
     duk_size_t len = 0;
     const char* text = duk_safe_to_lstring(ctx, 0, &len);
-    SendLog(text, len);
+    if (!SendLog(text, len)) return ThrowTooLarge(ctx, "a console line", len);
     return 0;
 }
 

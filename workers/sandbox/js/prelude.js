@@ -140,6 +140,57 @@
     global.Lit = Object.freeze({ Actions: Object.freeze(litActions) });
     global.LitActions = global.Lit.Actions;
 
+    // --- Errors show the script's own frames only ----------------------------------------------
+    // Duktape's traceback also lists the C source position a native threw from ("at [anon]
+    // (/.../workers/sandbox/child.cpp:207) internal"), the runtime's own files (shims.js,
+    // prelude.js, ethers5.js, ...) and native functions, and .fileName/.lineNumber may name that C
+    // file: server paths and internals that are not the script's business. The accessors on
+    // Error.prototype (every error's stack goes through them, the sandbox's own report included)
+    // keep the header and the frames of code the script brought: its action.js, and what it
+    // compiled at run time (eval, new Function). Fail closed: a frame in any other file is dropped.
+    (function () {
+        var proto = global.Error.prototype;
+        var stackDesc = Object.getOwnPropertyDescriptor(proto, 'stack');
+        if (!stackDesc || typeof stackDesc.get !== 'function') {
+            throw new Error('prelude: Error.prototype.stack is not the engine\'s accessor');
+        }
+        var rawStack = stackDesc.get;
+        var FRAME = /^\s+at /;
+        // action.js: the run's code; input: what eval and the lowering new Function evaluate;
+        // compile: Duktape's own new Function.
+        var SCRIPT_FRAME = /^\s+at .*\((action\.js|input|compile):(\d+)\)/;
+        function Frames(self) {
+            var text = rawStack.call(self);
+            if (typeof text !== 'string') return { text: text, first: null };
+            var lines = text.split('\n'), out = [], first = null, inFrames = false;
+            for (var i = 0; i < lines.length; i++) {
+                var line = lines[i];
+                if (FRAME.test(line)) inFrames = true;
+                if (!inFrames) { out.push(line); continue; }
+                var m = SCRIPT_FRAME.exec(line);
+                if (!m) continue;
+                if (first === null) first = { file: m[1], line: Number(m[2]) };
+                out.push(line);
+            }
+            return { text: out.join('\n'), first: first };
+        }
+        Object.defineProperty(proto, 'stack', {
+            get: function stack() { return Frames(this).text; },
+            set: stackDesc.set, enumerable: stackDesc.enumerable, configurable: stackDesc.configurable
+        });
+        ['fileName', 'lineNumber'].forEach(function (name) {
+            var d = Object.getOwnPropertyDescriptor(proto, name);
+            if (!d || typeof d.get !== 'function') return;
+            Object.defineProperty(proto, name, {
+                get: function () {
+                    var first = Frames(this).first;
+                    return first === null ? undefined : name === 'fileName' ? first.file : first.line;
+                },
+                set: d.set, enumerable: d.enumerable, configurable: d.configurable
+            });
+        });
+    })();
+
     // --- Function: code built at run time -----------------------------------------------------
     // Libraries compile code at run time with new Function (zod's fast path, ajv), in the syntax
     // of their day; Duktape's Function takes ES5 only. A body it refuses is lowered as an action's

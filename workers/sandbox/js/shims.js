@@ -851,8 +851,9 @@
         if (target === null || (typeof target !== 'object' && typeof target !== 'function')) {
             throw new TypeError('Invalid argument');
         }
-        // The trace's first line is its header, the second this function's frame.
-        var frames = String(new Error().stack).split('\n').slice(2);
+        // The trace's first line is its header; this function's own frame (shims.js) is not in it,
+        // since stacks show the script's frames only (prelude.js).
+        var frames = String(new Error().stack).split('\n').slice(1);
         var skipTo = typeof constructorOpt === 'function' ? constructorOpt.name : '';
         if (skipTo) {
             for (var i = 0; i < frames.length; i++) {

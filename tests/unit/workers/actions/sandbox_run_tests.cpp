@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -116,6 +117,9 @@ public:
     std::vector<std::string> logs;
 };
 
+// RunAdmission with only `admit` set.
+RunAdmission Admit(std::function<Status(RunLimits&)> admit) { return RunAdmission{std::move(admit), nullptr}; }
+
 double Seconds(std::chrono::steady_clock::time_point since) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -150,6 +154,10 @@ class SandboxRunTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testZygoteGoneIsAnError);
     CPPUNIT_TEST(testRefusedAdmissionRunsNothingAndZygoteServesNext);
     CPPUNIT_TEST(testAdmissionRunsWhileTheZygoteForks);
+    CPPUNIT_TEST(testAdmissionShortensTheTimeLimitAndSaysWhy);
+    CPPUNIT_TEST(testOversizedLogOrOpIsACatchableRangeError);
+    CPPUNIT_TEST(testStacksShowOnlyTheScriptsFrames);
+    CPPUNIT_TEST(testStarvedOpEndsAtTheTimeLimit);
     CPPUNIT_TEST(testModernCodeIsLoweredInTheChild);
     CPPUNIT_TEST(testLoweringSyntaxErrorNamesTheLine);
     CPPUNIT_TEST(testRandomDiffersBetweenRuns);
@@ -489,14 +497,14 @@ public:
     void testRefusedAdmissionRunsNothingAndZygoteServesNext() {
         RecordingHandler h;
         const std::string code = "function main() { console.log('ran'); return 1; }";
-        auto refused = RunAction(*m_zygote, RunRequest{code, "{}", {}}, h, [] {
+        auto refused = RunAction(*m_zygote, RunRequest{code, "{}", {}}, h, Admit([](RunLimits&) {
             return sigil::common::Status(sigil::common::MakeError(sigil::common::ErrorKind::PaymentRequired,
                                                                   "insufficient_credit", "no credit"));
-        });
+        }));
         CPPUNIT_ASSERT(!refused.ok());
         CPPUNIT_ASSERT_EQUAL(std::string("insufficient_credit"), refused.error().code);
         auto threw = RunAction(*m_zygote, RunRequest{code, "{}", {}}, h,
-                               []() -> sigil::common::Status { throw std::runtime_error("no memory"); });
+                               Admit([](RunLimits&) -> sigil::common::Status { throw std::runtime_error("no memory"); }));
         CPPUNIT_ASSERT(!threw.ok());
         CPPUNIT_ASSERT_EQUAL(std::string("admission_failed"), threw.error().code);
         CPPUNIT_ASSERT(h.logs.empty());
@@ -511,16 +519,98 @@ public:
     void testAdmissionRunsWhileTheZygoteForks() {
         RecordingHandler h;
         std::vector<pid_t> before;
-        auto r = RunAction(*m_zygote, RunRequest{"function main() { return 1; }", "{}", {}}, h, [&] {
+        auto r = RunAction(*m_zygote, RunRequest{"function main() { return 1; }", "{}", {}}, h, Admit([&](RunLimits&) {
             const auto start = std::chrono::steady_clock::now();
             while (Seconds(start) < 2.0 && ChildrenOf(m_zygote->pid()).empty()) ::usleep(1000);
             before = ChildrenOf(m_zygote->pid());
             return sigil::common::Status(sigil::common::Success());
-        });
+        }));
         CPPUNIT_ASSERT(r.ok());
         CPPUNIT_ASSERT(r->end == RunEnd::Completed);
         CPPUNIT_ASSERT_EQUAL(std::size_t{1}, before.size());
         CPPUNIT_ASSERT_EQUAL(before[0], r->pid);
+    }
+    // Billing's admission may give a run fewer seconds than configured (what the credit held): the
+    // child gets that limit, the handler and `started` learn it before the code runs, and the
+    // time_limit error says why it was shorter.
+    void testAdmissionShortensTheTimeLimitAndSaysWhy() {
+        struct Starting : RecordingHandler {
+            void OnStart(const RunLimits& limits) override { started_ms = limits.time_ms; }
+            std::uint64_t started_ms = 0;
+        } h;
+        bool started = false;
+        const auto start = std::chrono::steady_clock::now();
+        auto r = RunAction(*m_zygote, RunRequest{"function main() { while (true) {} }", "{}", {}}, h,
+                           RunAdmission{[](RunLimits& limits) {
+                                            limits.time_ms = 1000;
+                                            limits.time_limited_by = "what the credit held";
+                                            return Status(Success());
+                                        },
+                                        [&] { started = true; }});
+        CPPUNIT_ASSERT(r.ok());
+        CPPUNIT_ASSERT(r->end == RunEnd::TimeLimit);
+        CPPUNIT_ASSERT(Seconds(start) < 5.0);  // the configured 30 s were not given
+        CPPUNIT_ASSERT(started);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{1000}, h.started_ms);
+        CPPUNIT_ASSERT_EQUAL(std::string("time_limit"), r->error.code);
+        CPPUNIT_ASSERT_MESSAGE(r->error.message, r->error.message.find("of 1 s (what the credit held)") != std::string::npos);
+    }
+    // A console line or an op argument larger than a child frame is a RangeError the script can
+    // catch (it used to end the child with exit 120, a crash the service refunded).
+    void testOversizedLogOrOpIsACatchableRangeError() {
+        RecordingHandler h;
+        auto o = Run("function main() { var big = 'x'; while (big.length < 1024 * 1024) big += big; big = big + big + big;"
+                     " var out = [];"
+                     " try { console.log(big); } catch (e) { out.push(e.name + ': ' + e.message); }"
+                     " try { Sigil.Actions.signMessage({ pkpId: '0x', message: big }); } catch (e) { out.push(e.name); }"
+                     " console.log('after'); return out; }",
+                     {}, "{}", &h);
+        CPPUNIT_ASSERT_MESSAGE(o.error.message, o.end == RunEnd::Completed);
+        CPPUNIT_ASSERT_MESSAGE(o.response_json, o.response_json.find("RangeError: a console line of 3145728 bytes") != std::string::npos);
+        CPPUNIT_ASSERT_MESSAGE(o.response_json, o.response_json.find(",\"RangeError\"]") != std::string::npos);
+        CPPUNIT_ASSERT(h.ops.empty());
+        CPPUNIT_ASSERT_EQUAL(std::size_t{1}, h.logs.size());
+        CPPUNIT_ASSERT_EQUAL(std::string("after"), h.logs[0]);
+    }
+    // Error stacks, fileName and lineNumber name the script's frames only: never a C source path of
+    // the native that threw, nor the runtime's own files, neither in the sandbox's report nor in
+    // what the script reads itself.
+    void testStacksShowOnlyTheScriptsFrames() {
+        RecordingHandler h;
+        auto o = Run("function inner() { var r = Sigil.Actions.encrypt({ pkpId: '0x' }); return r; }\n"
+                     "function main() { var seen = [];\n"
+                     "  try { inner(); } catch (e) { seen.push(e.stack, String(e.fileName), String(e.lineNumber)); }\n"
+                     "  try { [1].forEach(function () { null.x; }); } catch (e) { seen.push(e.stack, String(e.fileName)); }\n"
+                     "  try { eval('(function evald() { throw new Error(\"in eval\"); })()'); } catch (e) { seen.push(e.stack); }\n"
+                     "  try { new Function('throw new Error(\"built\")')(); } catch (e) { seen.push(e.stack); }\n"
+                     "  return seen.join('\\n---\\n'); }",
+                     {}, "{}", &h);
+        CPPUNIT_ASSERT_MESSAGE(o.error.message, o.end == RunEnd::Completed);
+        const std::string& seen = o.response_json;
+        for (const char* leak : {".cpp", ".c:", ".h:", "/", "prelude.js", "shims.js", " internal", " native"}) {
+            CPPUNIT_ASSERT_MESSAGE(std::string(leak) + " in " + seen, seen.find(leak) == std::string::npos);
+        }
+        for (const char* frame : {"at inner (action.js:1)", "at main (action.js:3)", "action.js\\n---", "\\n1\\n---",
+                                  "at main (action.js:4)", "evald", "Error: in eval",
+                                  "Error: built\\n    at anonymous (compile:1)"}) {
+            CPPUNIT_ASSERT_MESSAGE(std::string(frame) + " not in " + seen, seen.find(frame) != std::string::npos);
+        }
+        auto thrown = Run("function main() { Sigil.Actions.encrypt({ pkpId: '0x' }); }", {}, "{}", &h);
+        CPPUNIT_ASSERT(thrown.end == RunEnd::ScriptError);
+        CPPUNIT_ASSERT_MESSAGE(thrown.error.stack, thrown.error.stack.find("/") == std::string::npos);
+        CPPUNIT_ASSERT_MESSAGE(thrown.error.stack, thrown.error.stack.find("at main (action.js:1)") != std::string::npos);
+    }
+    // An op that the run's own deadline left no time for answers "time_limit": the run ends at its
+    // time limit (not as a service failure the caller is not charged for).
+    void testStarvedOpEndsAtTheTimeLimit() {
+        struct Starved : RecordingHandler {
+            Result<std::string> OnOp(std::string_view, std::string_view) override {
+                return MakeError(ErrorKind::Overloaded, "time_limit", "the action's time limit passed while it waited");
+            }
+        } h;
+        auto o = Run("function main() { try { Sigil.Actions.getPublicKey({}); } catch (e) { return 'caught'; } }", {}, "{}", &h);
+        CPPUNIT_ASSERT(o.end == RunEnd::TimeLimit);
+        CPPUNIT_ASSERT_EQUAL(std::string("time_limit"), o.error.code);
     }
     void testZygoteIsItsOwnCleanExecutable() {
         // The zygote is sigil-sandbox(-test), exec'd: not a fork of this test. Its maps are read

@@ -92,6 +92,7 @@ class LedgerContractTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testCreditOnceCreditsOnce);
     CPPUNIT_TEST(testChargeRefusesWhenShortAndWritesNothing);
     CPPUNIT_TEST(testSpenderCapCountsChargesAndSettlements);
+    CPPUNIT_TEST(testChargeUpToHoldsWhatBalanceAndCapCover);
     CPPUNIT_TEST(testSpentTotalsRebuiltForALedgerMadeBeforeThem);
     CPPUNIT_TEST(testSettleRefundsChargesExtraOrNothing);
     CPPUNIT_TEST(testSettleClampsExtraAtZeroBalance);
@@ -211,6 +212,38 @@ public:
         ExpectOk(l->Charge(A, 20, "write:add_group", "r8", key, 0));
         CPPUNIT_ASSERT_EQUAL(Cents{100 - 4 - 1 - 4 - 8 - 30 - 20}, *l->Balance(A));
         ExpectError(l->Charge(A, 1, "write:x", "r9", std::string(101, 'k'), 10), ErrorKind::InvalidInput, "invalid_spender");
+    }
+
+    // A run's hold: whole units up to the maximum, as many as the balance and the spender's
+    // remaining cap both cover, at least one; settled like any charge.
+    void testChargeUpToHoldsWhatBalanceAndCapCover() {
+        const std::string key = "0x" + std::string(64, 'e');
+        auto l = OpenLedger();
+        ExpectOk(l->CreditOnce(A, "c1", 23, "starter", ""));
+        auto full = l->ChargeUpTo(A, 5, 3, "run:hold", "r1");
+        ExpectOk(full);
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{3}, full->units);
+        CPPUNIT_ASSERT_EQUAL(Cents{8}, *l->Balance(A));
+        auto balance_bound = l->ChargeUpTo(A, 5, 3, "run:hold", "r2");  // 8 cents: one unit
+        ExpectOk(balance_bound);
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{1}, balance_bound->units);
+        ExpectError(l->ChargeUpTo(A, 5, 3, "run:hold", "r3"), ErrorKind::PaymentRequired, "insufficient_credit");
+        CPPUNIT_ASSERT_EQUAL(Cents{3}, *l->Balance(A));
+        ExpectOk(l->Settle(full->id, 5, "run:settle"));
+        ExpectOk(l->Settle(balance_bound->id, 5, "run:settle"));
+        CPPUNIT_ASSERT_EQUAL(Cents{13}, *l->Balance(A));
+        // The spender's cap bounds it too, counting its earlier charges and holds.
+        ExpectOk(l->CreditOnce(A, "c2", 1000, "payment", ""));
+        auto capped = l->ChargeUpTo(A, 5, 30, "run:hold", "r4", key, 12);
+        ExpectOk(capped);
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{2}, capped->units);
+        ExpectError(l->ChargeUpTo(A, 5, 30, "run:hold", "r5", key, 12), ErrorKind::PaymentRequired, "spend_cap_reached");
+        ExpectOk(l->Settle(capped->id, 5, "run:settle"));
+        auto rest = l->ChargeUpTo(A, 5, 30, "run:hold", "r6", key, 12);
+        ExpectOk(rest);
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{1}, rest->units);
+        ExpectError(l->ChargeUpTo(A, 0, 3, "run:hold", "r7"), ErrorKind::InvalidInput, "invalid_unit");
+        ExpectError(l->ChargeUpTo(A, 5, 0, "run:hold", "r8"), ErrorKind::InvalidInput, "invalid_max_units");
     }
 
     // The spend cap reads a running total per spender; a ledger made before that table existed

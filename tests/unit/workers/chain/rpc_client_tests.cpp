@@ -9,6 +9,7 @@
 
 #include <chrono>
 
+#include "common/clock.h"
 #include "common/handles.h"
 #include "workers/chain/rpc_client.h"
 
@@ -73,6 +74,7 @@ class RpcClientTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testExtendedDeadlineOutlivesTheBudgetThenRestores);
     CPPUNIT_TEST(testDeadNodeFailsFastAsUnavailable);
     CPPUNIT_TEST(testOpenCircuitRefusesWithoutTouchingTheNetwork);
+    CPPUNIT_TEST(testStarvedAttemptsNeverCountInTheCircuit);
     CPPUNIT_TEST_SUITE_END();
 
 public:
@@ -140,6 +142,26 @@ public:
         CPPUNIT_ASSERT_EQUAL(std::string("chain_unavailable"), r.error().code);
         CPPUNIT_ASSERT(MsSince(t) < 20);
         CPPUNIT_ASSERT(!node.TakeConnection());
+    }
+    // A call whose budget was below starved_below (a run's op near its deadline) times out as the
+    // caller's deadline, not the node's failure: however many, they never open the pool's circuit;
+    // the same silent node given a real budget does.
+    void testStarvedAttemptsNeverCountInTheCircuit() {
+        ChainCircuit circuit({3, 60000ms});
+        SilentNode node;
+        auto client = MakeClient(node.Url(), &circuit);
+        for (int i = 0; i < 5; ++i) {
+            client.StartBudget(60ms);
+            auto r = client.Call("eth_blockNumber", "[]");
+            CPPUNIT_ASSERT(!r.ok());
+            CPPUNIT_ASSERT_EQUAL(std::string("chain_timeout"), r.error().code);
+        }
+        CPPUNIT_ASSERT(!circuit.IsOpen(sigil::common::MonotonicMs()));
+        for (int i = 0; i < 3; ++i) {
+            client.StartBudget(300ms);
+            CPPUNIT_ASSERT(!client.Call("eth_blockNumber", "[]").ok());
+        }
+        CPPUNIT_ASSERT(circuit.IsOpen(sigil::common::MonotonicMs()));
     }
 };
 
