@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/bytes.h"
-#include "common/ipc_frame.h"
+#include "keyd/protocol.h"
 #include "common/result.h"
 #include "common/secret.h"
 
@@ -43,7 +43,7 @@ public:
 
     // The message table (OpenSSH's dispatch-table shape): the requests keyd answers at all.
     struct Dispatch {
-        common::KeydMessage type;
+        keyd::KeydMessage type;
         std::string_view name;
         common::SecretBuffer (KeyService::*handler)(common::ByteView payload);
     };

@@ -83,7 +83,7 @@ Result<MintedWallet> MintWallet(Service& service, const Uint256& account) {
         return MakeError(ErrorKind::Unavailable, "keyd_not_configured", "this instance has no key service");
     }
     SIGIL_TRY(path, keyd->MintPath());
-    SIGIL_TRY(pub, keyd->GetPkpPublic(common::PkpRef{account.Word(), *path}));
+    SIGIL_TRY(pub, keyd->GetPkpPublic(keyd::PkpRef{account.Word(), *path}));
     return MintedWallet{pub->address, Uint256::FromWord(*path)};
 }
 

@@ -11,7 +11,7 @@ namespace sigil::workers {
 
 class KeydPayerSigner final : public TxSigner {
 public:
-    // `payer_index` is the worker slot's own payer (or common::IPC_ADMIN_PAYER); `address` is that
+    // `payer_index` is the worker slot's own payer (or keyd::IPC_ADMIN_PAYER); `address` is that
     // payer's address as GetPayers reported it.
     KeydPayerSigner(KeydClient& keyd, std::uint64_t payer_index, const common::Address20& address)
         : m_keyd(keyd), m_payer_index(payer_index), m_address(address) {}
@@ -19,7 +19,7 @@ public:
     common::Address20 Address() const override { return m_address; }
 
     common::Result<common::Bytes> SignTransaction(const Fields& f) override {
-        common::PayerTxRequest request;
+        keyd::PayerTxRequest request;
         request.payer = m_payer_index;
         request.chain_id = f.chain_id;
         request.nonce = f.nonce;

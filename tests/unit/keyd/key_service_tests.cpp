@@ -4,13 +4,14 @@
 #include <set>
 
 #include "common/eth_tx.h"
-#include "common/ipc_frame.h"
+#include "keyd/protocol.h"
 #include "common/key_derivation.h"
 #include "common/rlp.h"
 #include "common/secp256k1.h"
 #include "keyd/key_service.h"
 
 using namespace sigil::common;
+using namespace sigil::keyd;
 using sigil::keyd::KeyPolicy;
 using sigil::keyd::KeyService;
 

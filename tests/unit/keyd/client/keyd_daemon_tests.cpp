@@ -22,12 +22,13 @@
 #include <vector>
 
 #include "common/handles.h"
-#include "common/ipc_frame.h"
+#include "keyd/protocol.h"
 #include "common/secp256k1.h"
 #include "tests/test_support.h"
 #include "keyd/client/keyd_client.h"
 
 using namespace sigil::common;
+using namespace sigil::keyd;
 using sigil::workers::KeydClient;
 using sigil::workers::KeydClientOptions;
 
