@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/random.h"
 #include "common/secp256k1.h"
+#include "keyd/relay_policy.h"
 
 namespace sigil::keyd {
 namespace {
@@ -212,6 +213,12 @@ SecretBuffer KeyService::HandleSignPayerTx(ByteView payload) {
     }
     if (req->payer != keyd::IPC_ADMIN_PAYER && req->payer >= m_payers.size()) {
         return Refuse(KeydFailure::OutOfRange, "payer index " + std::to_string(req->payer) + " is not configured");
+    }
+    // Defense in depth against a compromised worker: only relayed calls, each for the API key that
+    // came with it (and a conversion only with the new admin's own consent).
+    if (auto relayed = CheckRelayedCall(req->data, req->api_key, req->consent, m_policy.chain_id, m_now());
+        !relayed.ok()) {
+        return Refuse(KeydFailure::Refused, relayed.error().message);
     }
     auto secret = req->payer == keyd::IPC_ADMIN_PAYER
                       ? common::DeriveAdminPayerKey(m_root)

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -41,6 +43,9 @@ public:
     // Logs one line per refusal, never key material.
     common::SecretBuffer Handle(common::ByteView payload);
 
+    // The wall clock (unix seconds) the ConvertAccount window is checked against; tests set their own.
+    void SetClock(std::function<std::int64_t()> now) { m_now = std::move(now); }
+
     // The message table (OpenSSH's dispatch-table shape): the requests keyd answers at all.
     struct Dispatch {
         keyd::KeydMessage type;
@@ -64,6 +69,7 @@ private:
 
     common::SecretBytes m_root;
     KeyPolicy m_policy;
+    std::function<std::int64_t()> m_now = [] { return static_cast<std::int64_t>(std::time(nullptr)); };
     common::Address20 m_admin_payer{};
     std::vector<common::Address20> m_payers;  // addresses of payer 0..payer_count-1
 };

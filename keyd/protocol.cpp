@@ -129,6 +129,13 @@ Result<SecretBuffer> EncodeSignPayerTxRequest(const PayerTxRequest& tx) {
         w.PutBytes({});
     }
     w.PutBytes(tx.data);
+    w.PutBytes(tx.api_key.view());
+    w.PutU64(tx.consent ? tx.consent->issued_at : 0);
+    if (tx.consent) {
+        w.PutBytes(tx.consent->signature);
+    } else {
+        w.PutBytes({});
+    }
     return std::move(w).Finish();
 }
 
@@ -204,6 +211,18 @@ Result<PayerTxRequest> DecodeSignPayerTxRequest(ByteView payload) {
     auto data = r->GetBytes(IPC_MAX_PAYLOAD);
     if (!data.ok()) return data.error();
     tx.data.assign(data->begin(), data->end());
+    auto key = r->GetBytes(IPC_MAX_API_KEY);
+    if (!key.ok()) return key.error();
+    tx.api_key = SecretBytes(*key);
+    auto issued_at = r->GetU64();
+    if (!issued_at.ok()) return issued_at.error();
+    auto signature = r->GetBytes(65);
+    if (!signature.ok()) return signature.error();
+    if (signature->size() == 65) {
+        tx.consent = PayerTxRequest::Consent{*issued_at, ToArray<65>(*signature)};
+    } else if (!signature->empty() || *issued_at != 0) {
+        return Malformed("consent signature must be 0 or 65 bytes, issued_at 0 without one");
+    }
     SIGIL_TRY_STATUS(r->Finish());
     return tx;
 }

@@ -28,7 +28,10 @@ using common::SecretBuffer;
 using common::SecretBytes;
 using common::Status;
 
-constexpr std::uint64_t IPC_PROTOCOL_VERSION = 1;
+// 2: SIGN_PAYER_TX carries the caller's API key and the ConvertAccount consent.
+constexpr std::uint64_t IPC_PROTOCOL_VERSION = 2;
+// Longest API key a SIGN_PAYER_TX may carry (the worker's own limit, MAX_API_KEY_LENGTH).
+constexpr std::size_t IPC_MAX_API_KEY = 256;
 // Largest CID text keyd accepts (CIDv0 is 46 characters, CIDv1 base32 of sha256 is 59).
 constexpr std::size_t IPC_MAX_CID = 128;
 // Most payer addresses one GET_PAYERS may ask for (keeps the reply far below the frame cap).
@@ -48,7 +51,8 @@ enum class KeydMessage : std::uint8_t {
     GetActionPublic = 0x06,// (cid 1..128)                         -> PublicKey
     GetPayers = 0x07,      // (count u64)                          -> Payers
     SignPayerTx = 0x08,    // (payer u64, chain_id u64, nonce u64, max_priority_fee u64,
-                           //  max_fee u64, gas_limit u64, to 0|20, data 0..)  -> SignedTx
+                           //  max_fee u64, gas_limit u64, to 0|20, data 0.., api_key 0..256,
+                           //  consent_issued_at u64, consent_signature 0|65)  -> SignedTx
     // Replies (keyd -> worker).
     Failure = 0x80,        // (code 1, message 0..256)
     Pong = 0x81,           // (protocol_version u64)
@@ -109,6 +113,16 @@ struct PayerTxRequest {
     std::uint64_t gas_limit = 0;
     std::optional<Address20> to;  // nullopt = contract creation (always refused by keyd)
     Bytes data;
+    // The HTTP caller's API key, exactly as sent (for newAccount: the key just drawn). keyd signs
+    // only if the call's key-hash argument is keccak256 of it (keyd/protocol.md).
+    SecretBytes api_key;
+    // For convertToChainSecuredAccount only: the new admin's EIP-712 ConvertAccount signature,
+    // which keyd rebuilds from the call's newAdmin and verifies itself.
+    struct Consent {
+        std::uint64_t issued_at = 0;
+        std::array<std::uint8_t, 65> signature{};
+    };
+    std::optional<Consent> consent;
 };
 
 struct FailureReply {

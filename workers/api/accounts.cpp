@@ -124,6 +124,8 @@ Result<HttpResponse> NewAccount(Service& service, RequestContext& ctx) {
     SIGIL_TRY(contract, service.Contract());
     common::Address20 wallet{};
     const DrawnKey key = DrawAccountKey(&wallet);
+    // The account's hash is keccak256 of this key: keyd checks it before the payer signs.
+    service.Credential().api_key = key.text.Clone();
     return MintedAnswer((*contract)->NewAccount(key.hash, wallet),
                         "\"api_key\":" + common::JsonQuote(key.text.text()) +
                             ",\"wallet_address\":" + common::JsonQuote(common::HexEncode(wallet, true)));

@@ -103,6 +103,24 @@ public:
         CPPUNIT_ASSERT(decoded->to == tx.to && decoded->data == tx.data);
         tx.to.reset();
         CPPUNIT_ASSERT(!DecodeSignPayerTxRequest(PayloadOf(*EncodeSignPayerTxRequest(tx)))->to.has_value());
+        // The caller's key and the conversion consent travel with the write.
+        tx.api_key = SecretBytes(AsBytes("the caller's key"));
+        tx.consent = PayerTxRequest::Consent{1'700'000'000, {}};
+        tx.consent->signature.fill(0x1b);
+        auto with = DecodeSignPayerTxRequest(PayloadOf(*EncodeSignPayerTxRequest(tx)));
+        CPPUNIT_ASSERT(with.ok() && with->api_key.text() == "the caller's key" && with->consent &&
+                       with->consent->issued_at == 1'700'000'000 && with->consent->signature == tx.consent->signature);
+        // A key over the cap, or an issuedAt without its signature, is malformed.
+        MessageWriter odd(static_cast<std::uint8_t>(KeydMessage::SignPayerTx));
+        for (int i = 0; i < 6; ++i) odd.PutU64(1);
+        odd.PutBytes({});
+        odd.PutBytes({});
+        odd.PutBytes({});
+        odd.PutU64(5);
+        odd.PutBytes({});
+        CPPUNIT_ASSERT(!DecodeSignPayerTxRequest(PayloadOf(*std::move(odd).Finish())).ok());
+        tx.api_key = SecretBytes(Bytes(IPC_MAX_API_KEY + 1, 'k'));
+        CPPUNIT_ASSERT(!DecodeSignPayerTxRequest(PayloadOf(*EncodeSignPayerTxRequest(tx))).ok());
     }
     void testRoundTripsReplies() {
         CPPUNIT_ASSERT(DecodePongReply(PayloadOf(EncodePongReply())).ok());
@@ -174,8 +192,9 @@ public:
         tx.to = Address20{};
         tx.data.assign(IPC_MAX_PAYLOAD, 0);
         CPPUNIT_ASSERT_EQUAL(std::string("frame_too_large"), EncodeSignPayerTxRequest(tx).error().code);
-        // The largest data that fits: 1 type byte + 6 integer fields + two field headers + 20.
-        tx.data.assign(IPC_MAX_PAYLOAD - 1 - 6 * 12 - 4 - 20 - 4, 0);
+        // The largest data that fits: 1 type byte + 7 integer fields + four field headers + 20
+        // (an empty key and no consent).
+        tx.data.assign(IPC_MAX_PAYLOAD - 1 - 7 * 12 - 4 - 20 - 4 - 4 - 4, 0);
         auto frame = EncodeSignPayerTxRequest(tx);
         CPPUNIT_ASSERT(frame.ok());
         CPPUNIT_ASSERT_EQUAL(IPC_HEADER_SIZE + IPC_MAX_PAYLOAD, frame->size());
