@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/hex.h"
+#include "workers/billing/admin_moves.h"
 #include "workers/billing/chain_processor.h"
 #include "workers/billing/stripe_processor.h"
 
@@ -20,7 +21,18 @@ common::Result<std::unique_ptr<Billing>> Billing::Create(BillingSettings setting
         Service* s = &service;
         b->m_processor = std::make_unique<ChainProcessor>(b->m_settings, service.ChainId(), [s] { return s->Eth(); });
     }
+    if (b->m_settings.enabled) {
+        Billing* self = b.get();
+        service.SetLogListener([self](const LogEntry& log) -> common::Status {
+            SIGIL_TRY(ledger, self->Store());
+            return FollowAdminChange(**ledger, log);
+        });
+    }
     return b;
+}
+
+Billing::~Billing() {
+    if (m_settings.enabled) m_service.SetLogListener(nullptr);
 }
 
 common::Result<Ledger*> Billing::Store() {
