@@ -183,7 +183,7 @@ test('direct-path conversion: the master key\'s wallet proposes, the new admin c
   await assert.rejects(stranger.acceptConversion(hash), (e) => e instanceof PermissionDeniedError && e.code === 'not_authorized');
   await (await AccountConfig.fromClient(c, target)).acceptConversion(hash);
   const converted = await ChainSecuredAccount.connect({ client: c, signer: target });
-  assert.equal(converted.accountHash, hash);
+  assert.equal(converted.accountHash, BigInt(hash));
   assert.deepEqual(await config.getAccount(hash), { adminWalletAddress: target.address, managed: false, exists: true });
   await converted.mintPkp({ name: 'after consent' });
   // Naming itself converts at once.
