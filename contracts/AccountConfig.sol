@@ -22,6 +22,12 @@ pragma solidity 0.8.37;
 ///
 /// Ownership moves in two steps: transferOwnership(newOwner) by the admin proposes, acceptOwnership
 /// (accountHash) by the proposed wallet completes, so no wallet becomes an admin without its consent.
+/// Conversion by the admin wallet follows the same rule: convertToChainSecuredAccount(hash, newAdmin)
+/// converts at once only when newAdmin is the caller itself; naming another wallet proposes
+/// (ConversionProposed), and acceptConversion(hash) by that wallet completes. (Otherwise a throw-away
+/// account could make any wallet its admin: AdminTaken for the victim forever, and the victim's
+/// billing customer, so its credit, serving the squatter.) The API payer converts at once: the HTTP
+/// flow carries the new admin's EIP-712 ConvertAccount signature, which the worker and keyd verify.
 ///
 /// A write that would change nothing reverts with NothingToChange (the relay would pay for a no-op).
 ///
@@ -140,6 +146,7 @@ contract AccountConfig {
 
     event AccountCreated(uint256 indexed accountHash, address indexed admin, bool managed);
     event AccountConverted(uint256 indexed accountHash, address indexed previousAdmin, address indexed newAdmin);
+    event ConversionProposed(uint256 indexed accountHash, address indexed admin, address indexed newAdmin);
     event OwnershipTransferStarted(uint256 indexed accountHash, address indexed owner, address indexed pendingOwner);
     event OwnershipTransferred(uint256 indexed accountHash, address indexed previousOwner, address indexed newOwner);
     event UsageKeySet(uint256 indexed accountHash, uint256 indexed keyHash);
@@ -203,6 +210,7 @@ contract AccountConfig {
         // wallet-created ChainSecured account, which has no API key.
         address keyWallet;
         address pendingAdmin; // proposed by transferOwnership, zero when none
+        address pendingConversion; // proposed by convertToChainSecuredAccount, zero when none
         uint256 lastGroupId;
         uint256[] keyList;
         mapping(uint256 => uint256) keyPos;
@@ -345,16 +353,40 @@ contract AccountConfig {
 
     /// The spec's parameter list. The admin wallet, or an API payer relaying for the master key: the
     /// payer only while the account's own key still owns it (not after an accepted transfer).
+    /// The payer, or an admin naming itself, converts at once; an admin naming another wallet only
+    /// proposes (that wallet must consent with acceptConversion). Proposing again replaces the proposal.
     function convertToChainSecuredAccount(uint256 apiKeyHash, address newAdmin) external {
         Account storage a = _account(apiKeyHash);
         if (!a.managed) revert AlreadyUnmanaged();
-        if (msg.sender != a.admin && (s_apiPayerPos[msg.sender] == 0 || a.admin != a.keyWallet)) {
-            revert NotAuthorized();
+        bool relayed = s_apiPayerPos[msg.sender] != 0 && a.admin == a.keyWallet;
+        if (msg.sender != a.admin && !relayed) revert NotAuthorized();
+        if (relayed || newAdmin == msg.sender) {
+            _convert(a, apiKeyHash, newAdmin);
+            return;
         }
+        _checkAdminCandidate(newAdmin);
+        if (newAdmin == a.pendingConversion) revert NothingToChange();
+        if (adminAccount[newAdmin] != 0) revert AdminTaken();
+        a.pendingConversion = newAdmin;
+        emit ConversionProposed(apiKeyHash, msg.sender, newAdmin);
+    }
+
+    /// Completes a proposed conversion, by the proposed wallet itself (its consent).
+    function acceptConversion(uint256 accountHash) external {
+        Account storage a = _account(accountHash);
+        if (a.pendingConversion == address(0) || msg.sender != a.pendingConversion) revert NotAuthorized();
+        _convert(a, accountHash, msg.sender);
+    }
+
+    function pendingConversion(uint256 accountHash) external view returns (address) {
+        return s_accounts[accountHash].pendingConversion;
+    }
+
+    function _convert(Account storage a, uint256 accountHash, address newAdmin) private {
         address previous = a.admin;
-        _moveAdmin(a, apiKeyHash, newAdmin);
+        _moveAdmin(a, accountHash, newAdmin);
         a.managed = false;
-        emit AccountConverted(apiKeyHash, previous, newAdmin);
+        emit AccountConverted(accountHash, previous, newAdmin);
     }
 
     /// Step one of two, by the admin wallet only (never relayed); its account is the one it
@@ -408,6 +440,7 @@ contract AccountConfig {
         a.admin = newAdmin;
         // A proposal made under the previous admin (or before conversion) never survives it.
         a.pendingAdmin = address(0);
+        a.pendingConversion = address(0);
     }
 
     function _checkAdminCandidate(address wallet) private view {

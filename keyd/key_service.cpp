@@ -10,13 +10,12 @@
 #include "common/log.h"
 #include "common/random.h"
 #include "common/secp256k1.h"
+#include "keyd/relay_policy.h"
 
 namespace sigil::keyd {
 namespace {
 
 using common::ByteView;
-using common::KeydFailure;
-using common::KeydMessage;
 using common::SecretBuffer;
 
 bool IsZero(ByteView v) {
@@ -26,25 +25,25 @@ bool IsZero(ByteView v) {
 // A decode error becomes the matching Failure reply.
 SecretBuffer DecodeFailure(const common::Error& e) {
     const KeydFailure code = e.code == "malformed_message" ? KeydFailure::MalformedRequest : KeydFailure::InvalidInput;
-    return common::EncodeFailureReply(code, e.message);
+    return keyd::EncodeFailureReply(code, e.message);
 }
 
 SecretBuffer Refuse(KeydFailure code, std::string_view what) {
     common::LogWarn("refused: " + std::string(what));
-    return common::EncodeFailureReply(code, what);
+    return keyd::EncodeFailureReply(code, what);
 }
 
 SecretBuffer InternalFailure(const common::Error& e) {
     common::LogError("internal error: " + e.code + ": " + e.message);
-    return common::EncodeFailureReply(KeydFailure::Internal, e.code);
+    return keyd::EncodeFailureReply(KeydFailure::Internal, e.code);
 }
 
 // The public half of a derived secp256k1 key.
-common::Result<common::PublicKeyInfo> PublicInfo(const common::SecretBytes& secret) {
+common::Result<keyd::PublicKeyInfo> PublicInfo(const common::SecretBytes& secret) {
     auto key = common::PrivateKey::FromBytes(secret.view());
     if (!key.ok()) return key.error();
     const common::PublicKey pub = key->PublicKey();
-    return common::PublicKeyInfo{pub.Address(), pub.Uncompressed()};
+    return keyd::PublicKeyInfo{pub.Address(), pub.Uncompressed()};
 }
 
 common::Result<common::Address20> AddressOf(common::Result<common::SecretBytes> secret) {
@@ -60,7 +59,7 @@ common::Result<KeyService> KeyService::Create(common::SecretBytes root, const Ke
     if (root.size() != common::ROOT_KEY_SIZE) {
         return common::MakeError(common::ErrorKind::Internal, "invalid_root_key", "root key must be 32 bytes");
     }
-    if (policy.chain_id == 0 || IsZero(policy.contract) || policy.payer_count > common::IPC_MAX_PAYERS ||
+    if (policy.chain_id == 0 || IsZero(policy.contract) || policy.payer_count > keyd::IPC_MAX_PAYERS ||
         policy.max_fee_per_gas == 0 || policy.max_gas_limit == 0) {
         return common::MakeError(common::ErrorKind::InvalidInput, "invalid_policy",
                                  "chain id must be non-zero, the contract address set, at most 1024 payers");
@@ -98,7 +97,7 @@ const KeyService::Dispatch* KeyService::Lookup(std::uint8_t type) {
 }
 
 SecretBuffer KeyService::Handle(ByteView payload) {
-    if (payload.empty()) return common::EncodeFailureReply(KeydFailure::MalformedRequest, "empty message");
+    if (payload.empty()) return keyd::EncodeFailureReply(KeydFailure::MalformedRequest, "empty message");
     const Dispatch* d = Lookup(payload[0]);
     if (d == nullptr) {
         return Refuse(KeydFailure::UnknownRequest, "unknown request type " + std::to_string(payload[0]));
@@ -108,13 +107,13 @@ SecretBuffer KeyService::Handle(ByteView payload) {
 }
 
 SecretBuffer KeyService::HandlePing(ByteView payload) {
-    auto ok = common::DecodeEmptyRequest(payload);
+    auto ok = keyd::DecodeEmptyRequest(payload);
     if (!ok.ok()) return DecodeFailure(ok.error());
-    return common::EncodePongReply();
+    return keyd::EncodePongReply();
 }
 
 SecretBuffer KeyService::HandleMintPath(ByteView payload) {
-    auto ok = common::DecodeEmptyRequest(payload);
+    auto ok = keyd::DecodeEmptyRequest(payload);
     if (!ok.ok()) return DecodeFailure(ok.error());
     common::Hash32 path{};
     // The contract refuses path 0; a zero draw (probability 2^-256) is simply drawn again.
@@ -122,11 +121,11 @@ SecretBuffer KeyService::HandleMintPath(ByteView payload) {
         const common::SecretBytes fresh = common::RandomSecret(path.size());
         std::memcpy(path.data(), fresh.data(), path.size());
     } while (IsZero(path));
-    return common::EncodePathReply(path);
+    return keyd::EncodePathReply(path);
 }
 
 SecretBuffer KeyService::HandleGetPkpPublic(ByteView payload) {
-    auto ref = common::DecodePkpRequest(payload);
+    auto ref = keyd::DecodePkpRequest(payload);
     if (!ref.ok()) return DecodeFailure(ref.error());
     // The account hash is what binds a path to one account: without it there is no key.
     if (IsZero(ref->account_hash) || IsZero(ref->path)) {
@@ -136,11 +135,11 @@ SecretBuffer KeyService::HandleGetPkpPublic(ByteView payload) {
     if (!secret.ok()) return InternalFailure(secret.error());
     auto info = PublicInfo(*secret);
     if (!info.ok()) return InternalFailure(info.error());
-    return common::EncodePublicKeyReply(*info);
+    return keyd::EncodePublicKeyReply(*info);
 }
 
 SecretBuffer KeyService::HandleGetPkpKeys(ByteView payload) {
-    auto ref = common::DecodePkpRequest(payload);
+    auto ref = keyd::DecodePkpRequest(payload);
     if (!ref.ok()) return DecodeFailure(ref.error());
     if (IsZero(ref->account_hash) || IsZero(ref->path)) {
         return Refuse(KeydFailure::InvalidInput, "zero account hash or derivation path");
@@ -149,42 +148,42 @@ SecretBuffer KeyService::HandleGetPkpKeys(ByteView payload) {
     if (!signing.ok()) return InternalFailure(signing.error());
     auto encryption = common::DerivePkpEncryptionKey(m_root, ref->account_hash, ref->path);
     if (!encryption.ok()) return InternalFailure(encryption.error());
-    return common::EncodePkpKeysReply(*signing, *encryption);
+    return keyd::EncodePkpKeysReply(*signing, *encryption);
 }
 
 SecretBuffer KeyService::HandleGetActionKey(ByteView payload) {
-    auto cid = common::DecodeActionRequest(payload);
+    auto cid = keyd::DecodeActionRequest(payload);
     if (!cid.ok()) return DecodeFailure(cid.error());
     auto secret = common::DeriveActionKey(m_root, *cid);
     if (!secret.ok()) return InternalFailure(secret.error());
-    return common::EncodeSecretKeyReply(*secret);
+    return keyd::EncodeSecretKeyReply(*secret);
 }
 
 SecretBuffer KeyService::HandleGetActionPublic(ByteView payload) {
-    auto cid = common::DecodeActionRequest(payload);
+    auto cid = keyd::DecodeActionRequest(payload);
     if (!cid.ok()) return DecodeFailure(cid.error());
     auto secret = common::DeriveActionKey(m_root, *cid);
     if (!secret.ok()) return InternalFailure(secret.error());
     auto info = PublicInfo(*secret);
     if (!info.ok()) return InternalFailure(info.error());
-    return common::EncodePublicKeyReply(*info);
+    return keyd::EncodePublicKeyReply(*info);
 }
 
 SecretBuffer KeyService::HandleGetPayers(ByteView payload) {
-    auto count = common::DecodeGetPayersRequest(payload);
+    auto count = keyd::DecodeGetPayersRequest(payload);
     if (!count.ok()) return DecodeFailure(count.error());
     if (*count > m_payers.size()) {
         return Refuse(KeydFailure::OutOfRange, "asked for " + std::to_string(*count) + " payers, " +
                                                    std::to_string(m_payers.size()) + " configured");
     }
-    common::PayerList list;
+    keyd::PayerList list;
     list.admin = m_admin_payer;
     list.payers.assign(m_payers.begin(), m_payers.begin() + static_cast<std::ptrdiff_t>(*count));
-    return common::EncodePayersReply(list);
+    return keyd::EncodePayersReply(list);
 }
 
 SecretBuffer KeyService::HandleSignPayerTx(ByteView payload) {
-    auto req = common::DecodeSignPayerTxRequest(payload);
+    auto req = keyd::DecodeSignPayerTxRequest(payload);
     if (!req.ok()) return DecodeFailure(req.error());
     // The payer wallets exist to relay writes to AccountConfig on one chain, nothing else: a
     // compromised worker must not be able to drain them elsewhere or deploy contracts.
@@ -212,10 +211,16 @@ SecretBuffer KeyService::HandleSignPayerTx(ByteView payload) {
         return Refuse(KeydFailure::Refused, "gas limit " + std::to_string(req->gas_limit) + " is over the cap of " +
                                                 std::to_string(m_policy.max_gas_limit));
     }
-    if (req->payer != common::IPC_ADMIN_PAYER && req->payer >= m_payers.size()) {
+    if (req->payer != keyd::IPC_ADMIN_PAYER && req->payer >= m_payers.size()) {
         return Refuse(KeydFailure::OutOfRange, "payer index " + std::to_string(req->payer) + " is not configured");
     }
-    auto secret = req->payer == common::IPC_ADMIN_PAYER
+    // Defense in depth against a compromised worker: only relayed calls, each for the API key that
+    // came with it (and a conversion only with the new admin's own consent).
+    if (auto relayed = CheckRelayedCall(req->data, req->api_key, req->consent, m_policy.chain_id, m_now());
+        !relayed.ok()) {
+        return Refuse(KeydFailure::Refused, relayed.error().message);
+    }
+    auto secret = req->payer == keyd::IPC_ADMIN_PAYER
                       ? common::DeriveAdminPayerKey(m_root)
                       : common::DerivePayerKey(m_root, static_cast<std::uint32_t>(req->payer));
     if (!secret.ok()) return InternalFailure(secret.error());
@@ -236,7 +241,7 @@ SecretBuffer KeyService::HandleSignPayerTx(ByteView payload) {
     std::memcpy(s.data(), sig.data() + 32, 32);
     auto raw = common::EncodeSigned(tx, sig[64], r, s);
     if (!raw.ok()) return InternalFailure(raw.error());
-    auto reply = common::EncodeSignedTxReply(*raw);
+    auto reply = keyd::EncodeSignedTxReply(*raw);
     if (!reply.ok()) return Refuse(KeydFailure::InvalidInput, "signed transaction does not fit in one frame");
     return std::move(reply).value();
 }

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
+#include <functional>
 #include <string_view>
 #include <vector>
 
 #include "common/bytes.h"
-#include "common/ipc_frame.h"
+#include "keyd/protocol.h"
 #include "common/result.h"
 #include "common/secret.h"
 
@@ -41,9 +43,12 @@ public:
     // Logs one line per refusal, never key material.
     common::SecretBuffer Handle(common::ByteView payload);
 
+    // The wall clock (unix seconds) the ConvertAccount window is checked against; tests set their own.
+    void SetClock(std::function<std::int64_t()> now) { m_now = std::move(now); }
+
     // The message table (OpenSSH's dispatch-table shape): the requests keyd answers at all.
     struct Dispatch {
-        common::KeydMessage type;
+        keyd::KeydMessage type;
         std::string_view name;
         common::SecretBuffer (KeyService::*handler)(common::ByteView payload);
     };
@@ -64,6 +69,7 @@ private:
 
     common::SecretBytes m_root;
     KeyPolicy m_policy;
+    std::function<std::int64_t()> m_now = [] { return static_cast<std::int64_t>(std::time(nullptr)); };
     common::Address20 m_admin_payer{};
     std::vector<common::Address20> m_payers;  // addresses of payer 0..payer_count-1
 };

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <limits>
 
-#include "common/ipc_frame.h"
+#include "keyd/protocol.h"
 #include "common/secp256k1.h"
 
 namespace sigil::keyd {
@@ -75,7 +75,7 @@ common::Result<KeydOptions> ParseKeydOptions(std::span<const std::string_view> a
             o.contract = *address;
             have_contract = true;
         } else if (flag == "--payers") {
-            if (!ParseNumber(value, 0, common::IPC_MAX_PAYERS, &o.payers)) return Bad("bad --payers " + std::string(value));
+            if (!ParseNumber(value, 0, keyd::IPC_MAX_PAYERS, &o.payers)) return Bad("bad --payers " + std::string(value));
         } else if (flag == "--max-connections") {
             if (!ParseNumber(value, 1, 4096, &o.max_connections)) {
                 return Bad("bad --max-connections " + std::string(value));

@@ -14,7 +14,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "common/ipc_frame.h"
+#include "keyd/protocol.h"
 #include "common/log.h"
 #include "common/secret.h"
 

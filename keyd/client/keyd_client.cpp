@@ -151,57 +151,57 @@ common::Result<common::SecretBuffer> KeydClient::Call(const common::SecretBuffer
 }
 
 common::Status KeydClient::Ping() {
-    auto reply = Call(common::EncodePingRequest());
+    auto reply = Call(keyd::EncodePingRequest());
     if (!reply.ok()) return reply.error();
-    return common::DecodePongReply(*reply);
+    return keyd::DecodePongReply(*reply);
 }
 
 common::Result<common::Hash32> KeydClient::MintPath() {
-    auto reply = Call(common::EncodeMintPathRequest());
+    auto reply = Call(keyd::EncodeMintPathRequest());
     if (!reply.ok()) return reply.error();
-    return common::DecodePathReply(*reply);
+    return keyd::DecodePathReply(*reply);
 }
 
-common::Result<common::PublicKeyInfo> KeydClient::GetPkpPublic(const common::PkpRef& ref) {
-    auto reply = Call(common::EncodePkpRequest(common::KeydMessage::GetPkpPublic, ref));
+common::Result<keyd::PublicKeyInfo> KeydClient::GetPkpPublic(const keyd::PkpRef& ref) {
+    auto reply = Call(keyd::EncodePkpRequest(keyd::KeydMessage::GetPkpPublic, ref));
     if (!reply.ok()) return reply.error();
-    return common::DecodePublicKeyReply(*reply);
+    return keyd::DecodePublicKeyReply(*reply);
 }
 
-common::Result<common::PkpKeys> KeydClient::GetPkpKeys(const common::PkpRef& ref) {
-    auto reply = Call(common::EncodePkpRequest(common::KeydMessage::GetPkpKeys, ref));
+common::Result<keyd::PkpKeys> KeydClient::GetPkpKeys(const keyd::PkpRef& ref) {
+    auto reply = Call(keyd::EncodePkpRequest(keyd::KeydMessage::GetPkpKeys, ref));
     if (!reply.ok()) return reply.error();
-    return common::DecodePkpKeysReply(*reply);
+    return keyd::DecodePkpKeysReply(*reply);
 }
 
 common::Result<common::SecretBytes> KeydClient::GetActionKey(std::string_view cid) {
-    auto frame = common::EncodeActionRequest(common::KeydMessage::GetActionKey, cid);
+    auto frame = keyd::EncodeActionRequest(keyd::KeydMessage::GetActionKey, cid);
     if (!frame.ok()) return frame.error();
     auto reply = Call(*frame);
     if (!reply.ok()) return reply.error();
-    return common::DecodeSecretKeyReply(*reply);
+    return keyd::DecodeSecretKeyReply(*reply);
 }
 
-common::Result<common::PublicKeyInfo> KeydClient::GetActionPublic(std::string_view cid) {
-    auto frame = common::EncodeActionRequest(common::KeydMessage::GetActionPublic, cid);
+common::Result<keyd::PublicKeyInfo> KeydClient::GetActionPublic(std::string_view cid) {
+    auto frame = keyd::EncodeActionRequest(keyd::KeydMessage::GetActionPublic, cid);
     if (!frame.ok()) return frame.error();
     auto reply = Call(*frame);
     if (!reply.ok()) return reply.error();
-    return common::DecodePublicKeyReply(*reply);
+    return keyd::DecodePublicKeyReply(*reply);
 }
 
-common::Result<common::PayerList> KeydClient::GetPayers(std::uint32_t count) {
-    auto reply = Call(common::EncodeGetPayersRequest(count));
+common::Result<keyd::PayerList> KeydClient::GetPayers(std::uint32_t count) {
+    auto reply = Call(keyd::EncodeGetPayersRequest(count));
     if (!reply.ok()) return reply.error();
-    return common::DecodePayersReply(*reply);
+    return keyd::DecodePayersReply(*reply);
 }
 
-common::Result<common::Bytes> KeydClient::SignPayerTx(const common::PayerTxRequest& tx) {
-    auto frame = common::EncodeSignPayerTxRequest(tx);
+common::Result<common::Bytes> KeydClient::SignPayerTx(const keyd::PayerTxRequest& tx) {
+    auto frame = keyd::EncodeSignPayerTxRequest(tx);
     if (!frame.ok()) return frame.error();
     auto reply = Call(*frame);
     if (!reply.ok()) return reply.error();
-    return common::DecodeSignedTxReply(*reply);
+    return keyd::DecodeSignedTxReply(*reply);
 }
 
 }  // namespace sigil::workers

@@ -9,7 +9,7 @@
 
 #include "common/bytes.h"
 #include "common/handles.h"
-#include "common/ipc_frame.h"
+#include "keyd/protocol.h"
 #include "common/result.h"
 #include "common/secret.h"
 
@@ -33,7 +33,7 @@ struct KeydClientOptions {
 //                                    reply within request_timeout (the connection is dropped,
 //                                    so a late reply can never answer the next request);
 //   Internal "keyd_protocol_error"   keyd answered something that is not the expected reply;
-//   keyd's own refusals as mapped by common::KeydFailureToError (e.g. Forbidden "keyd_refused").
+//   keyd's own refusals as mapped by keyd::KeydFailureToError (e.g. Forbidden "keyd_refused").
 class KeydClient {
 public:
     explicit KeydClient(KeydClientOptions options);
@@ -42,19 +42,19 @@ public:
     // A fresh random 32-byte derivation path (not yet registered anywhere).
     common::Result<common::Hash32> MintPath();
     // Public data of the PKP (account_hash, path): its address and uncompressed public key.
-    common::Result<common::PublicKeyInfo> GetPkpPublic(const common::PkpRef& ref);
+    common::Result<keyd::PublicKeyInfo> GetPkpPublic(const keyd::PkpRef& ref);
     // The PKP's signing and encryption secrets. Callers must have checked that `ref.path` is
     // registered to the account `ref.account_hash` (keyd binds keys to the hash, so another
     // account's hash yields unrelated keys, never the owner's).
-    common::Result<common::PkpKeys> GetPkpKeys(const common::PkpRef& ref);
+    common::Result<keyd::PkpKeys> GetPkpKeys(const keyd::PkpRef& ref);
     // The action identity key of `cid` (1..128 characters of [A-Za-z0-9]).
     common::Result<common::SecretBytes> GetActionKey(std::string_view cid);
-    common::Result<common::PublicKeyInfo> GetActionPublic(std::string_view cid);
+    common::Result<keyd::PublicKeyInfo> GetActionPublic(std::string_view cid);
     // The first `count` payer addresses and the admin payer address.
-    common::Result<common::PayerList> GetPayers(std::uint32_t count);
+    common::Result<keyd::PayerList> GetPayers(std::uint32_t count);
     // The raw signed EIP-1559 transaction, ready for eth_sendRawTransaction. keyd refuses
     // (Forbidden "keyd_refused") any chain id or recipient other than its configured ones.
-    common::Result<common::Bytes> SignPayerTx(const common::PayerTxRequest& tx);
+    common::Result<common::Bytes> SignPayerTx(const keyd::PayerTxRequest& tx);
 
     // Drop the connection (the next request reconnects).
     void Disconnect();

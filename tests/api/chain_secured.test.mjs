@@ -507,3 +507,70 @@ test('the old master key is also refused after an accepted ownership transfer', 
   }), 401, 'invalid_api_key');
   assertError(await req('POST', CONVERT, { key: master, body: await convBody(next, { newAdmin: next.address }) }), 401, 'invalid_api_key');
 });
+
+// keyd checks what it can (keyd/protocol.md, "What keyd checks"): the test speaks to keyd's socket as a
+// compromised worker would (same uid), with SIGN_PAYER_TX frames built here byte by byte.
+function keydFrame(type, fields) {
+  const parts = [Buffer.from([type])];
+  for (const f of fields) {
+    const h = Buffer.alloc(4);
+    h.writeUInt32BE(f.length);
+    parts.push(h, f);
+  }
+  const payload = Buffer.concat(parts);
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(payload.length);
+  return Buffer.concat([len, payload]);
+}
+const u64 = (v) => { const b = Buffer.alloc(8); b.writeBigUInt64BE(BigInt(v)); return b; };
+
+// One SIGN_PAYER_TX; answers 'signed' or the FAILURE code.
+async function askKeyd({ data, apiKey = '', consent = null }) {
+  const { createConnection } = await import('node:net');
+  const frame = keydFrame(0x08, [u64(0), u64(chainId), u64(0), u64(1_000_000_000), u64(2_000_000_000), u64(300_000),
+    Buffer.from(stack.contract.slice(2), 'hex'), Buffer.from(data.slice(2), 'hex'), Buffer.from(apiKey),
+    u64(consent?.issuedAt ?? 0), consent ? Buffer.from(consent.signature.slice(2), 'hex') : Buffer.alloc(0)]);
+  return new Promise((resolve, reject) => {
+    const sock = createConnection(stack.keydSocket);
+    let got = Buffer.alloc(0);
+    sock.on('error', reject);
+    sock.on('data', (chunk) => {
+      got = Buffer.concat([got, chunk]);
+      if (got.length < 4 || got.length < 4 + got.readUInt32BE(0)) return;
+      sock.destroy();
+      const type = got[4];
+      resolve(type === 0x87 ? 'signed' : type === 0x80 ? `failure ${got[9]}` : `type ${type}`);
+    });
+    sock.write(frame);
+  });
+}
+
+test('keyd signs a relayed write only for the API key sent with it, and a conversion only with the new admin\'s consent', async () => {
+  const iface = new ethers.Interface(accountConfigAbi());
+  const keyA = 'a key the worker was shown';
+  const hashA = keccakText(keyA);
+  const removeGroup = iface.encodeFunctionData('removeGroup', [hashA, hashA, 1]);
+  assert.equal(await askKeyd({ data: removeGroup, apiKey: keyA }), 'signed');
+  // A call naming a key hash the worker never saw the key of (it can read hashes on chain): refused (4).
+  assert.equal(await askKeyd({ data: removeGroup, apiKey: 'another key' }), 'failure 4');
+  assert.equal(await askKeyd({ data: removeGroup }), 'failure 4');
+  // Not a relayed write at all (the direct-path form): refused whatever key comes with it.
+  assert.equal(await askKeyd({ data: iface.encodeFunctionData('transferOwnership', [ethers.Wallet.createRandom().address]), apiKey: keyA }), 'failure 4');
+
+  // Conversion: the consent is the new admin's own ConvertAccount signature (ethers signs it here).
+  const newAdmin = ethers.Wallet.createRandom();
+  const convert = iface.encodeFunctionData('convertToChainSecuredAccount', [hashA, newAdmin.address]);
+  const consentOf = async (signer, address = signer.address, issuedAt = nowSeconds()) => ({
+    issuedAt,
+    signature: await signer.signTypedData({ name: 'Sigil ChainSecured', version: '1', chainId },
+      { ConvertAccount: [{ name: 'address', type: 'address' }, { name: 'issuedAt', type: 'uint256' }] },
+      { address, issuedAt }),
+  });
+  assert.equal(await askKeyd({ data: convert, apiKey: keyA }), 'failure 4');
+  assert.equal(await askKeyd({ data: convert, apiKey: keyA, consent: await consentOf(ethers.Wallet.createRandom()) }), 'failure 4');
+  // A captured signature of another wallet never names this one; nor does a stale one.
+  assert.equal(await askKeyd({ data: convert, apiKey: keyA, consent: await consentOf(ethers.Wallet.createRandom(), newAdmin.address) }), 'failure 4');
+  assert.equal(await askKeyd({ data: convert, apiKey: keyA, consent: await consentOf(newAdmin, newAdmin.address, nowSeconds() - 400) }), 'failure 4');
+  assert.equal(await askKeyd({ data: convert, apiKey: keyA, consent: await consentOf(newAdmin) }), 'signed');
+  assert.equal(await askKeyd({ data: convert, apiKey: 'another key', consent: await consentOf(newAdmin) }), 'failure 4');
+});

@@ -384,6 +384,7 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
       teeSocket,
       lowererSocket,
       composeHash,
+      keydSocket,  // for tests that speak to keyd as a (compromised) worker would
     };
     return handle;
   } catch (err) {

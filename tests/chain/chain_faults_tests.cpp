@@ -158,13 +158,23 @@ public:
         CPPUNIT_ASSERT(owner.sender.Send(m_chain.contract, *call, nullptr).ok());
 
         test::ChainStack s(m_chain, test::DevKey(3), 0ms);  // reads only; writes go through keyd below
-        KeydPayerSigner signer(keyd_client, 1, payer);
+        // The request's key: keyd signs a relayed write only if the call names keccak256 of it.
+        WriteCredential credential;
+        const std::string key = "chain-faults-key-" + common::HexEncode(RandomKeyHash().Word(), false);
+        credential.api_key = common::SecretBytes(common::AsBytes(key));
+        KeydPayerSigner signer(keyd_client, 1, payer, credential);
         TxSender sender(s.eth, signer, TxSenderOptions{m_chain.chain_id, 10000ms, 25});
         AccountConfigClient client(m_chain.contract, s.reader, s.cache, &sender);
-        const Uint256 a = RandomKeyHash();
+        const Uint256 a = Uint256::FromWord(common::Keccak256Hash(key));
         auto w = client.NewAccount(a, RandomAddress());
         CPPUNIT_ASSERT_MESSAGE(w.ok() ? "" : w.error().message, w.ok());
         CPPUNIT_ASSERT(client.GetAccount(a)->exists);
+        // A hash that is not the key's (a compromised worker writing for an account it never saw the
+        // key of) is refused by keyd: nothing is broadcast.
+        auto foreign = client.NewAccount(RandomKeyHash(), RandomAddress());
+        CPPUNIT_ASSERT(!foreign.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string("keyd_refused"), foreign.error().code);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{1}, *s.eth.PendingNonce(payer));
         // keyd refuses to sign for any other chain id: the send fails and nothing is broadcast.
         TxSender wrong_chain(s.eth, signer, TxSenderOptions{m_chain.chain_id + 1, 10000ms, 25});
         AccountConfigClient wrong(m_chain.contract, s.reader, s.cache, &wrong_chain);

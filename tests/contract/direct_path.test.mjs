@@ -33,6 +33,53 @@ describe('AccountConfig direct path', () => {
     assert.ok(all.includes('relaySetUsageApiKey(uint256,uint256,uint256,uint256,uint256,string,string,bool,bool,bool,uint256[],uint256[],uint256[],uint256[])'));
     assert.ok(all.includes('transferOwnership(address)'));
     assert.ok(all.includes('acceptOwnership(uint256)'));
+    assert.ok(all.includes('acceptConversion(uint256)'));
+  });
+
+  it('never makes a wallet an admin without its consent: a direct-path conversion naming another wallet only proposes', async () => {
+    // A throw-away account (its master key's wallet is its admin) names a victim's wallet.
+    const squatter = await chain.managedAccount();
+    const victim = await chain.wallet();
+    const proposed = await send(squatter.admin.convertToChainSecuredAccount(squatter.hash, victim.address));
+    const ev = proposed.logs.map((l) => chain.deployer.interface.parseLog(l)).find((e) => e?.name === 'ConversionProposed');
+    assert.deepEqual([ev.args.accountHash, ev.args.admin, ev.args.newAdmin], [squatter.hash, squatter.adminWallet.address, victim.address]);
+    // The victim is not the admin, the account is still managed, the wallet is free.
+    assert.deepEqual([...(await chain.deployer.getAccount(squatter.hash))], [squatter.adminWallet.address, true, true]);
+    assert.equal(await chain.deployer.adminAccount(victim.address), 0n);
+    assert.equal(await chain.deployer.pendingConversion(squatter.hash), victim.address);
+    // Nobody but the proposed wallet completes it.
+    await reverts(squatter.admin.acceptConversion(squatter.hash), 'NotAuthorized');
+    await reverts(chain.as(await chain.wallet()).acceptConversion(squatter.hash), 'NotAuthorized');
+    // The victim can still create its own account; the proposal can then never complete.
+    await send(chain.as(victim).newChainSecuredAccount());
+    await reverts(chain.as(victim).acceptConversion(squatter.hash), 'AdminTaken');
+    assert.deepEqual([...(await chain.deployer.getAccount(squatter.hash))], [squatter.adminWallet.address, true, true]);
+  });
+
+  it('completes a proposed conversion when the named wallet accepts, and at once when the admin names itself', async () => {
+    const acct = await chain.managedAccount();
+    const next = await chain.wallet();
+    await send(acct.admin.convertToChainSecuredAccount(acct.hash, next.address));
+    await reverts(acct.admin.convertToChainSecuredAccount(acct.hash, next.address), 'NothingToChange');
+    const receipt = await send(chain.as(next).acceptConversion(acct.hash));
+    const ev = receipt.logs.map((l) => chain.deployer.interface.parseLog(l)).find((e) => e?.name === 'AccountConverted');
+    assert.deepEqual([ev.args.previousAdmin, ev.args.newAdmin], [acct.adminWallet.address, next.address]);
+    assert.deepEqual([...(await chain.deployer.getAccount(acct.hash))], [next.address, false, true]);
+    assert.equal(await chain.deployer.pendingConversion(acct.hash), ethers.ZeroAddress);
+    await reverts(chain.as(next).acceptConversion(acct.hash), 'NotAuthorized');
+
+    const self = await chain.managedAccount();
+    await send(self.admin.convertToChainSecuredAccount(self.hash, self.adminWallet.address));
+    assert.deepEqual([...(await chain.deployer.getAccount(self.hash))], [self.adminWallet.address, false, true]);
+
+    // A proposal does not survive an ownership change made meanwhile.
+    const moved = await chain.managedAccount();
+    const target = await chain.wallet();
+    const owner2 = await chain.wallet();
+    await send(moved.admin.convertToChainSecuredAccount(moved.hash, target.address));
+    await send(moved.admin.transferOwnership(owner2.address));
+    await send(chain.as(owner2).acceptOwnership(moved.hash));
+    await reverts(chain.as(target).acceptConversion(moved.hash), 'NotAuthorized');
   });
 
   it('registers a PKP and sets a usage key from the admin wallet with the spec parameter lists', async () => {

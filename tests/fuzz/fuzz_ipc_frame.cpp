@@ -7,8 +7,10 @@
 #include <cstdlib>
 
 #include "common/ipc_frame.h"
+#include "keyd/protocol.h"
 
 using namespace sigil::common;
+using namespace sigil::keyd;
 
 namespace {
 

@@ -13,7 +13,8 @@ const ROOT = process.env.SIGIL_SOURCE_DIR ?? resolve(dirname(fileURLToPath(impor
 // `uses` lists the zones (folders) or single headers it may include besides its own zone;
 // `system` lists the third-party headers only this zone may include.
 export const ZONES = [
-  { zone: 'keyd/client', uses: ['common'] },
+  // The client speaks keyd's message codec, which lives beside protocol.md (keyd/protocol.h).
+  { zone: 'keyd/client', uses: ['common', 'keyd/protocol.h'] },
   { zone: 'keyd', uses: ['common'] },
   { zone: 'supervisor', uses: ['common'] },
   // fcgi turns FastCGI records into the HTTP model and hands them to the router: it needs http.

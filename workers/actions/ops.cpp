@@ -144,7 +144,7 @@ Result<std::string> RunOps::ActionPublic(const rapidjson::Document& args, bool a
 }
 
 // The PKP named by args.pkpId, authorized for this key and CID, with its keys from keyd.
-Result<const common::PkpKeys*> RunOps::KeysFor(const rapidjson::Document& args, common::Address20* pkp_out) {
+Result<const keyd::PkpKeys*> RunOps::KeysFor(const rapidjson::Document& args, common::Address20* pkp_out) {
     if (!args.HasMember("pkpId") || !args["pkpId"].IsString()) return BadOp("pkpId (0x + 40 hex) is required");
     auto pkp = common::ParseAddress(args["pkpId"].GetString());
     if (!pkp.ok()) return BadOp("pkpId must be an address (0x + 40 hex)");
@@ -170,7 +170,7 @@ Result<const common::PkpKeys*> RunOps::KeysFor(const rapidjson::Document& args, 
     }
     KeydClient* keyd = m_service.Keyd();
     if (keyd == nullptr) return MakeError(ErrorKind::Unavailable, "keyd_unavailable", "no key service configured");
-    SIGIL_TRY(keys, keyd->GetPkpKeys(common::PkpRef{m_caller.account_hash.Word(), wallet->second.derivation_path.Word()}));
+    SIGIL_TRY(keys, keyd->GetPkpKeys(keyd::PkpRef{m_caller.account_hash.Word(), wallet->second.derivation_path.Word()}));
     // A registered address that is not the one derived for (account, path) is a foreign key
     // advertised as this PKP: never sign or decrypt "for" it (DESIGN.md section 3).
     auto derived = common::PrivateKey::FromBytes(keys->signing_key.view());

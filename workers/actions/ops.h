@@ -16,7 +16,7 @@
 #include <rapidjson/document.h>
 
 #include "common/bytes.h"
-#include "common/ipc_frame.h"
+#include "keyd/client/keyd_client.h"
 #include "common/result.h"
 #include "workers/actions/sandbox_host.h"
 #include "workers/actions/settings.h"
@@ -56,7 +56,7 @@ private:
     common::Result<std::string> Dispatch(std::string_view name, std::string_view args_json);
     common::Result<std::string> ActionPrivateKey();
     common::Result<std::string> ActionPublic(const rapidjson::Document& args, bool address);
-    common::Result<const common::PkpKeys*> KeysFor(const rapidjson::Document& args, common::Address20* pkp_out);
+    common::Result<const keyd::PkpKeys*> KeysFor(const rapidjson::Document& args, common::Address20* pkp_out);
     common::Result<std::string> PkpOp(std::string_view name, const rapidjson::Document& args);
     common::Result<std::string> Fetch(const rapidjson::Document& args, std::chrono::milliseconds left);
     std::chrono::milliseconds RunTimeLeft() const;
@@ -67,7 +67,7 @@ private:
     std::string m_cid;
     common::Hash32 m_cid_hash;
     std::map<common::Address20, bool> m_authorized;
-    std::map<common::Address20, common::PkpKeys> m_keys;  // wiped when the run ends
+    std::map<common::Address20, keyd::PkpKeys> m_keys;  // wiped when the run ends
     std::chrono::steady_clock::time_point m_run_deadline;
     std::uint32_t m_key_requests = 0;
     std::uint32_t m_fetches = 0;

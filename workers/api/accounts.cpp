@@ -125,6 +125,8 @@ Result<HttpResponse> NewAccount(Service& service, RequestContext& ctx) {
     common::Address20 wallet{};
     const DrawnKey key = DrawAccountKey(&wallet);
     ctx.new_customer = common::HexEncode(wallet, true);  // the account's customer (Charge::StarterCredit)
+    // The account's hash is keccak256 of this key: keyd checks it before the payer signs.
+    service.Credential().api_key = key.text.Clone();
     return MintedAnswer((*contract)->NewAccount(key.hash, wallet),
                         "\"api_key\":" + common::JsonQuote(key.text.text()) +
                             ",\"wallet_address\":" + common::JsonQuote(common::HexEncode(wallet, true)));

@@ -14,7 +14,11 @@ common::Result<HttpResponse> MintedAnswer(const common::Status& write, const std
 
 void AddApiRoutes(Router& router, Service& service, ActionRunner* runner, BillingContext billing) {
     router.SetAuthenticator(MakeAuthenticator(service));
-    router.SetRequestHook([&service] { service.StartChainBudget(); });
+    // Every request starts with no write credential: authentication (or new_account) sets its own.
+    router.SetRequestHook([&service] {
+        service.Credential().Clear();
+        service.StartChainBudget();
+    });
     AddAccountRoutes(router, service);
     AddWalletRoutes(router, service);
     AddGroupRoutes(router, service);

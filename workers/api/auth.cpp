@@ -79,6 +79,8 @@ common::Result<Caller> Authenticate(Service& service, const HttpRequest& request
     if (requirement == AuthRequirement::AccountOwner && !info->is_owner) {
         return MakeError(ErrorKind::Forbidden, "owner_only", "only the account's master key may do this");
     }
+    // keyd signs this request's relayed writes only for the key that was actually sent.
+    service.Credential().api_key = std::move(key).value();
     return Caller{key_hash, info->account_hash, info->is_owner};
 }
 

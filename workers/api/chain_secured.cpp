@@ -83,7 +83,7 @@ Result<MintedWallet> MintWallet(Service& service, const Uint256& account) {
         return MakeError(ErrorKind::Unavailable, "keyd_not_configured", "this instance has no key service");
     }
     SIGIL_TRY(path, keyd->MintPath());
-    SIGIL_TRY(pub, keyd->GetPkpPublic(common::PkpRef{account.Word(), *path}));
+    SIGIL_TRY(pub, keyd->GetPkpPublic(keyd::PkpRef{account.Word(), *path}));
     return MintedWallet{pub->address, Uint256::FromWord(*path)};
 }
 
@@ -130,6 +130,13 @@ Result<HttpResponse> ConvertToChainSecured(Service& service, RequestContext& ctx
     if (!held->IsZero() && *held != caller.account_hash) {
         return MakeError(ErrorKind::Conflict, "admin_taken", "the new admin wallet already administers another account");
     }
+    // keyd signs the payer's conversion only with this consent, which it verifies itself.
+    SIGIL_TRY(signature_hex, body->String("signature", MAX_SIGNATURE_CHARS));
+    SIGIL_TRY(signature, common::HexDecodeExact(*signature_hex, 65, common::HexPrefix::Required));
+    keyd::PayerTxRequest::Consent consent;
+    consent.issued_at = verified->issued_at;
+    std::copy(signature->begin(), signature->end(), consent.signature.begin());
+    service.Credential().consent = consent;
     auto st = (*contract)->ConvertToChainSecuredAccount(caller.account_hash, *new_admin);
     if (!st.ok()) return st.error();
     return JsonResponse(200, "{\"success\":true,\"api_key_hash\":" + common::JsonQuote(WordHex(caller.account_hash)) + "}");

@@ -59,7 +59,7 @@ Result<HttpResponse> CreateWallet(Service& service, RequestContext& ctx) {
         if (!*allowed) return MakeError(ErrorKind::Forbidden, "missing_scope", "the key lacks the pkp:create scope");
     }
     SIGIL_TRY(path, keyd->MintPath());
-    SIGIL_TRY(pub, keyd->GetPkpPublic(common::PkpRef{caller.account_hash.Word(), *path}));
+    SIGIL_TRY(pub, keyd->GetPkpPublic(keyd::PkpRef{caller.account_hash.Word(), *path}));
     const Uint256 path_value = Uint256::FromWord(*path);
     auto st = (*contract)->RegisterWalletDerivation(caller.account_hash, caller.key_hash, pub->address, path_value,
                                                     name, description);

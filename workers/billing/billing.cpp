@@ -5,6 +5,7 @@
 
 #include "common/hex.h"
 #include "common/log.h"
+#include "workers/billing/admin_moves.h"
 #include "workers/billing/chain_processor.h"
 #include "workers/billing/stripe_processor.h"
 
@@ -41,7 +42,18 @@ common::Result<std::unique_ptr<Billing>> Billing::Create(BillingSettings setting
         }
         b->m_processor = std::move(chain);
     }
+    if (b->m_settings.enabled) {
+        Billing* self = b.get();
+        service.SetLogListener([self](const LogEntry& log) -> common::Status {
+            SIGIL_TRY(ledger, self->Store());
+            return FollowAdminChange(**ledger, log);
+        });
+    }
     return b;
+}
+
+Billing::~Billing() {
+    if (m_settings.enabled) m_service.SetLogListener(nullptr);
 }
 
 common::Result<Ledger*> Billing::Store() {

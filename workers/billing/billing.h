@@ -20,7 +20,12 @@ namespace sigil::workers::billing {
 class Billing {
 public:
     // Errors: InvalidInput "invalid_config" (the stripe key file cannot be read).
+    // When billing is on, it listens to the contract's logs (Service::SetLogListener) so that credit
+    // follows every admin change on chain (admin_moves.h); the destructor stops listening.
     static common::Result<std::unique_ptr<Billing>> Create(BillingSettings settings, Service& service);
+    ~Billing();
+    Billing(const Billing&) = delete;
+    Billing& operator=(const Billing&) = delete;
 
     bool enabled() const { return m_settings.enabled; }
     const BillingSettings& settings() const { return m_settings; }

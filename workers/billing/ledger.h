@@ -124,6 +124,13 @@ public:
     virtual common::Result<Cents> MoveBalance(const std::string& from, const std::string& to,
                                               const std::string& request_id) = 0;
 
+    // MoveBalance at most once per `move_id` (1..200 characters; an admin change on chain names it
+    // by its transaction hash and log index), however many workers hear of it: a repeat moves
+    // nothing and answers 0. The id is taken even when `from` holds nothing, so a later repeat can
+    // never move credit that arrived afterwards.
+    virtual common::Result<Cents> MoveBalanceOnce(const std::string& from, const std::string& to,
+                                                  const std::string& move_id, const std::string& request_id) = 0;
+
     // The customer's entries, newest first, at most `limit`.
     virtual common::Result<std::vector<LedgerEntry>> Entries(const std::string& customer, std::size_t limit) = 0;
 

@@ -276,6 +276,40 @@ public:
         return moved;
     }
 
+    Result<Cents> MoveBalanceOnce(const std::string& from, const std::string& to, const std::string& move_id,
+                                  const std::string& request_id) override {
+        SIGIL_TRY_STATUS(CheckCustomer(from, "from"));
+        SIGIL_TRY_STATUS(CheckCustomer(to, "to"));
+        if (from == to) return Invalid("to", "must differ from `from`");
+        SIGIL_TRY_STATUS(CheckText("move_id", move_id, 1, 200));
+        SIGIL_TRY_STATUS(CheckText("request_id", request_id, 0, 128));
+        // The id lives beside the credit ids (one unique table), prefixed so no credit id collides.
+        const std::string once = "move:" + move_id;
+        Cents moved = 0;
+        const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
+            moved = 0;
+            SIGIL_TRY_STATUS(db.Lock(std::min(from, to)));
+            SIGIL_TRY_STATUS(db.Lock(std::max(from, to)));
+            SIGIL_TRY(taken, db.HasCredit(once));
+            if (*taken) return Outcome::Rollback;
+            SIGIL_TRY(amount, db.Balance(from));
+            SIGIL_TRY(to_balance, db.Balance(to));
+            SIGIL_TRY(to_after, AddToBalance(*to_balance, *amount));
+            const std::int64_t now = m_now();
+            if (*amount != 0) {
+                SIGIL_TRY_STATUS(db.Append({from, EntryKind::Move, -*amount, 0, "move:to:" + to, request_id, now}));
+            }
+            // The `to` entry is written even for 0: the id row must name an entry.
+            SIGIL_TRY(entry, db.Append({to, EntryKind::Move, *amount, *to_after, "move:from:" + from, request_id, now}));
+            SIGIL_TRY(inserted, db.InsertCredit(once, *entry));
+            if (!*inserted) return Outcome::Rollback;  // another worker took the id meanwhile
+            moved = *amount;
+            return Outcome::Commit;
+        });
+        if (!done) return done.error();
+        return moved;
+    }
+
     Result<std::vector<LedgerEntry>> Entries(const std::string& customer, std::size_t limit) override {
         SIGIL_TRY_STATUS(CheckCustomer(customer));
         std::vector<LedgerEntry> entries;

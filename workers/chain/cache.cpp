@@ -77,6 +77,14 @@ common::Status ContractWatcher::MaybePoll(SteadyTime now) {
         return logs.error();
     }
     if (!logs->empty()) m_cache.InvalidateAll();
+    if (m_listener) {
+        for (const LogEntry& log : *logs) {
+            if (auto heard = m_listener(log); !heard.ok()) {
+                m_last_block = log.block_number > 0 ? log.block_number - 1 : 0;  // hear this block again next time
+                return heard.error();
+            }
+        }
+    }
     m_last_block = *head;
     return common::Success();
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -64,6 +65,13 @@ public:
     // tell what changed) and the error returned; callers may ignore it and read through.
     common::Status MaybePoll(SteadyTime now);
 
+    // Hears every new log of the contract, in chain order, before the poll moves past it (billing
+    // follows admin changes this way). An error stops the poll at that log: the next poll asks for
+    // its block again, so a listener must be idempotent per (tx_hash, log_index). Logs mined before
+    // this worker's first poll are not heard. An empty function removes the listener.
+    using LogListener = std::function<common::Status(const LogEntry&)>;
+    void SetListener(LogListener listener) { m_listener = std::move(listener); }
+
 private:
     EthClient& m_eth;
     common::Address20 m_contract;
@@ -71,6 +79,7 @@ private:
     std::chrono::milliseconds m_interval;
     std::optional<SteadyTime> m_last_poll;
     std::optional<std::uint64_t> m_last_block;
+    LogListener m_listener;
 };
 
 // eth_call through the cache (keyed by target and data), polling the watcher first.

@@ -69,6 +69,8 @@ common::Result<LogEntry> ParseLog(const rapidjson::Value& item) {
     if (!d.ok()) return Malformed("log data");
     e.data = std::move(d).value();
     e.block_number = *block;
+    if (const auto* tx = Member(item, "transactionHash"); tx != nullptr && tx->IsString()) e.tx_hash = tx->GetString();
+    if (auto index = QuantityMember(item, "logIndex"); index.ok()) e.log_index = *index;
     return e;
 }
 

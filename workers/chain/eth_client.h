@@ -24,6 +24,8 @@ struct LogEntry {
     std::vector<common::Hash32> topics;
     common::Bytes data;
     std::uint64_t block_number = 0;
+    std::string tx_hash;          // 0x-hex of the emitting transaction ("" if the node left it out)
+    std::uint64_t log_index = 0;  // position in the block: (tx_hash, log_index) names one event
 };
 
 struct Receipt {

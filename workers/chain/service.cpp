@@ -81,7 +81,7 @@ common::Result<AccountConfigClient*> Service::Contract() {
         return MakeError(ErrorKind::Internal, "no_payer_for_slot",
                          "keyd has no API payer for worker slot " + std::to_string(m_slot));
     }
-    m_signer = std::make_unique<KeydPayerSigner>(*m_keyd, m_slot, payers->payers.at(m_slot));
+    m_signer = std::make_unique<KeydPayerSigner>(*m_keyd, m_slot, payers->payers.at(m_slot), m_credential);
     m_sender = std::make_unique<TxSender>(*m_eth, *m_signer, TxSenderOptions{m_chain_id, m_receipt_timeout, 25});
     m_write_client = std::make_unique<AccountConfigClient>(m_contract, *m_reader, *m_cache, m_sender.get());
     return m_write_client.get();

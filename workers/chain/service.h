@@ -58,15 +58,26 @@ public:
     // Errors: Unavailable "chain_not_configured".
     common::Result<EthClient*> Eth();
     KeydClient* Keyd() { return m_keyd; }
+
+    // The credential keyd checks relayed writes against (keyd_signer.h): authentication sets the
+    // caller's key, the conversion handler adds the new admin's consent, and every request starts
+    // with none, so a write never goes out under an earlier request's key.
+    WriteCredential& Credential() { return m_credential; }
     std::uint64_t ChainId() const { return m_chain_id; }
     const common::Address20& ContractAddress() const { return m_contract; }
     bool HasChain() const { return m_rpc != nullptr; }
     std::uint32_t PayerIndex() const { return m_slot; }
+    // Hears the contract's logs as the event watcher polls them (ContractWatcher::SetListener); no-op
+    // without a chain.
+    void SetLogListener(ContractWatcher::LogListener listener) {
+        if (m_watcher) m_watcher->SetListener(std::move(listener));
+    }
 
 private:
     Service() = default;
 
     KeydClient* m_keyd = nullptr;
+    WriteCredential m_credential;
     std::uint32_t m_slot = 0;
     std::uint64_t m_chain_id = 0;
     common::Address20 m_contract{};

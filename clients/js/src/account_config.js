@@ -69,6 +69,16 @@ async function mapped(fn) {
 /// 20-byte address.
 export const chainSecuredAccountHash = (address) => BigInt(ethers.keccak256(ethers.getAddress(address)));
 
+/// The admin wallet of an API-mode account's master key: the key is base64 of the wallet's private key
+/// (DESIGN.md section 2), so its holder can also send the direct-path calls (e.g. a conversion).
+export function masterKeyWallet(apiKey, provider = null) {
+  const secret = ethers.decodeBase64(apiKey);
+  if (secret.length !== 32) {
+    throw new ClientError('an API-mode master key is base64 of 32 bytes', { code: ErrorCode.INVALID_API_KEY });
+  }
+  return new ethers.Wallet(ethers.hexlify(secret), provider);
+}
+
 const PERMISSION_DEFAULTS = {
   can_create_groups: false, can_delete_groups: false, can_create_pkps: false,
   manage_ipfs_ids_in_groups: [], add_pkp_to_groups: [], remove_pkp_from_groups: [], execute_in_groups: [],
@@ -155,10 +165,20 @@ export class AccountConfig {
   }
 
   /// convertToChainSecuredAccount(apiKeyHash, newAdmin) sent by the current admin wallet (the direct
-  /// form of the conversion; reverts AlreadyUnmanaged -> ConflictError for a ChainSecured account).
-  convertToChainSecuredAccount({ accountHash, newAdmin }) {
-    return this.#send('convertToChainSecuredAccount', BigInt(accountHash), newAdmin);
+  /// form of the conversion; reverts AlreadyUnmanaged -> ConflictError for a ChainSecured account) ->
+  /// {converted, receipt}. Naming the sending wallet itself converts at once (converted: true); naming
+  /// another wallet only proposes it (ConversionProposed, converted: false): that wallet completes the
+  /// conversion with acceptConversion(accountHash), so no wallet becomes an admin without its consent.
+  async convertToChainSecuredAccount({ accountHash, newAdmin }) {
+    const receipt = await this.#send('convertToChainSecuredAccount', BigInt(accountHash), newAdmin);
+    const names = receipt.logs.map((l) => { try { return this.contract.interface.parseLog(l)?.name; } catch { return null; } });
+    return { converted: names.includes('AccountConverted'), receipt };
   }
+  /// Step two of a proposed conversion, by the proposed wallet: it becomes the admin and the account
+  /// ChainSecured.
+  acceptConversion(accountHash) { return this.#send('acceptConversion', BigInt(accountHash)); }
+  /// The wallet a conversion was proposed to (ZeroAddress when none).
+  pendingConversion(accountHash) { return mapped(() => this.contract.pendingConversion(BigInt(accountHash))); }
 
   /// Step one of the ownership transfer, by the admin wallet: proposes newOwner.
   transferOwnership(newOwner) { return this.#send('transferOwnership', newOwner); }

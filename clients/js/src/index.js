@@ -6,5 +6,5 @@ export {
   buildTypedData, typedDataDigest, signTypedData, walletAuthHeader, parseWalletAuthHeader, signWalletAuth,
 } from './typed_data.js';
 export {
-  AccountConfig, ChainSecuredAccount, ACCOUNT_CONFIG_ABI, chainSecuredAccountHash, contractError,
+  AccountConfig, ChainSecuredAccount, ACCOUNT_CONFIG_ABI, chainSecuredAccountHash, contractError, masterKeyWallet,
 } from './account_config.js';

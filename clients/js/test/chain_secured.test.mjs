@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { ethers } from 'ethers';
 import {
   SigilClient, ChainSecuredAccount, AccountConfig, Mode, ErrorCode, ClientError, AuthenticationError, InvalidRequestError,
-  NotFoundError, ConflictError, PermissionDeniedError, signTypedData, apiKeyHash, chainSecuredAccountHash,
+  NotFoundError, ConflictError, PermissionDeniedError, signTypedData, apiKeyHash, chainSecuredAccountHash, masterKeyWallet,
 } from '@sigil/sdk';
 import { walkthrough } from '../examples/chain_secured_walkthrough.mjs';
 import { startStack, stackFetch, stackProvider, fundedWallet } from './support.mjs';
@@ -160,4 +160,37 @@ test('two-step ownership: transferOwnership proposes, acceptOwnership completes;
   await assert.rejects(account.mintPkp(), (e) => e instanceof NotFoundError && e.code === ErrorCode.UNKNOWN_ACCOUNT);
   await assert.rejects(ChainSecuredAccount.connect({ client: c, signer: owner }), (e) => e.code === ErrorCode.UNKNOWN_ACCOUNT);
   assert.equal(await moved.accountConfig.contract.walletCount(moved.accountHash), 2n);
+});
+
+test('direct-path conversion: the master key\'s wallet proposes, the new admin consents with acceptConversion', async () => {
+  const c = client();
+  const { api_key, wallet_address } = await c.newAccount();
+  const hash = apiKeyHash(api_key);
+  const master = masterKeyWallet(api_key, provider);
+  assert.equal(master.address, ethers.getAddress(wallet_address));
+  await provider.send('anvil_setBalance', [master.address, '0x8ac7230489e80000']);
+  const target = await fundedWallet(provider);
+  const config = await AccountConfig.fromClient(c, master);
+  const proposed = await config.convertToChainSecuredAccount({ accountHash: hash, newAdmin: target.address });
+  assert.equal(proposed.converted, false);
+  assert.equal(await config.pendingConversion(hash), target.address);
+  // Not converted yet: the master key still works, the target administers nothing.
+  assert.deepEqual(await config.getAccount(hash), { adminWalletAddress: master.address, managed: true, exists: true });
+  await assert.rejects(ChainSecuredAccount.connect({ client: c, signer: target }), (e) => e.code === ErrorCode.UNKNOWN_ACCOUNT);
+  assert.equal((await c.withApiKey(api_key).listApiKeys()).length, 0);
+  // A stranger cannot complete it.
+  const stranger = await AccountConfig.fromClient(c, await fundedWallet(provider));
+  await assert.rejects(stranger.acceptConversion(hash), (e) => e instanceof PermissionDeniedError && e.code === 'not_authorized');
+  await (await AccountConfig.fromClient(c, target)).acceptConversion(hash);
+  const converted = await ChainSecuredAccount.connect({ client: c, signer: target });
+  assert.equal(converted.accountHash, BigInt(hash));
+  assert.deepEqual(await config.getAccount(hash), { adminWalletAddress: target.address, managed: false, exists: true });
+  await converted.mintPkp({ name: 'after consent' });
+  // Naming itself converts at once.
+  const other = await c.newAccount();
+  const otherMaster = masterKeyWallet(other.api_key, provider);
+  await provider.send('anvil_setBalance', [otherMaster.address, '0x8ac7230489e80000']);
+  const self = await (await AccountConfig.fromClient(c, otherMaster))
+    .convertToChainSecuredAccount({ accountHash: apiKeyHash(other.api_key), newAdmin: otherMaster.address });
+  assert.equal(self.converted, true);
 });

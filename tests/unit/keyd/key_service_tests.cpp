@@ -3,14 +3,20 @@
 #include <cstring>
 #include <set>
 
+#include "common/abi.h"
+#include "common/eip712.h"
 #include "common/eth_tx.h"
-#include "common/ipc_frame.h"
+#include "common/hex.h"
+#include "common/keccak.h"
 #include "common/key_derivation.h"
 #include "common/rlp.h"
 #include "common/secp256k1.h"
 #include "keyd/key_service.h"
+#include "keyd/protocol.h"
+#include "keyd/relay_policy.h"
 
 using namespace sigil::common;
+using namespace sigil::keyd;
 using sigil::keyd::KeyPolicy;
 using sigil::keyd::KeyService;
 
@@ -38,6 +44,49 @@ KeyPolicy Policy() { return KeyPolicy{31337, Contract(), 4}; }
 
 ByteView Payload(const SecretBuffer& frame) { return ByteView(frame).subspan(IPC_HEADER_SIZE); }
 
+// The HTTP caller's key the worker forwards with a relayed write.
+constexpr std::string_view API_KEY = "c2lnaWwga2V5ZCB0ZXN0IGtleSwgMzIgYnl0ZXMgbG9uZyE=";
+constexpr std::int64_t NOW = 1'800'000'000;
+
+Uint256 KeyHash(std::string_view key) { return Uint256::FromWord(Keccak256Hash(key)); }
+
+// removeGroup(accountHash, callerKeyHash, groupId): a relayed write naming `caller_hash`.
+Bytes RemoveGroupCall(const Uint256& caller_hash) {
+    const AbiValue args[] = {AbiValue::Uint(Uint256::FromWord(Filled(7))), AbiValue::Uint(caller_hash),
+                             AbiValue::Uint(std::uint64_t{1})};
+    return *EncodeCall("removeGroup(uint256,uint256,uint256)", args);
+}
+
+Bytes ConvertCall(const Uint256& account_hash, const Address20& new_admin) {
+    const AbiValue args[] = {AbiValue::Uint(account_hash), AbiValue::Address(new_admin)};
+    return *EncodeCall("convertToChainSecuredAccount(uint256,address)", args);
+}
+
+Result<PrivateKey> AdminKey(std::uint8_t seed) {
+    Bytes secret(32, seed);
+    return PrivateKey::FromBytes(secret);
+}
+
+// The ConvertAccount digest as the worker and ethers build it: from the canonical JSON document.
+Hash32 ConvertDigestFromJson(const Address20& signer, std::uint64_t issued_at) {
+    const std::string json =
+        R"({"types":{"EIP712Domain":[{"name":"name","type":"string"},{"name":"version","type":"string"},)"
+        R"({"name":"chainId","type":"uint256"}],"ConvertAccount":[{"name":"address","type":"address"},)"
+        R"({"name":"issuedAt","type":"uint256"}]},"primaryType":"ConvertAccount",)"
+        R"("domain":{"name":"Sigil ChainSecured","version":"1","chainId":31337},)"
+        R"("message":{"address":")" + HexEncode(signer, true) + R"(","issuedAt":)" + std::to_string(issued_at) + "}}";
+    return *HashTypedDataJson(json);
+}
+
+PayerTxRequest::Consent Consent(const PrivateKey& key, const Address20& named, std::uint64_t issued_at) {
+    PayerTxRequest::Consent c;
+    c.issued_at = issued_at;
+    const Signature65 sig = SignDigest(key, ConvertDigestFromJson(named, issued_at));
+    std::memcpy(c.signature.data(), sig.data(), 65);
+    c.signature[64] = static_cast<std::uint8_t>(c.signature[64] + 27);  // as eth_signTypedData_v4 gives it
+    return c;
+}
+
 PayerTxRequest GoodTx(std::uint64_t payer) {
     PayerTxRequest tx;
     tx.payer = payer;
@@ -47,7 +96,8 @@ PayerTxRequest GoodTx(std::uint64_t payer) {
     tx.max_fee_per_gas = 3'000'000'000;
     tx.gas_limit = 200'000;
     tx.to = Contract();
-    tx.data = Bytes{0x12, 0x34, 0x56, 0x78};
+    tx.data = RemoveGroupCall(KeyHash(API_KEY));
+    tx.api_key = SecretBytes(AsBytes(API_KEY));
     return tx;
 }
 
@@ -69,6 +119,9 @@ class KeyServiceTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testRefusesContractCreation);
     CPPUNIT_TEST(testRefusesUnknownPayer);
     CPPUNIT_TEST(testRefusesFeesAndGasOverTheCaps);
+    CPPUNIT_TEST(testSignsOnlyForTheKeySentWithTheWrite);
+    CPPUNIT_TEST(testRefusesCallsThatAreNotRelayedWrites);
+    CPPUNIT_TEST(testConversionNeedsTheNewAdminsOwnConsent);
     CPPUNIT_TEST(testUnknownTypeGetsFailure);
     CPPUNIT_TEST(testMalformedRequestGetsFailure);
     CPPUNIT_TEST(testCreateRefusesBadPolicyOrRoot);
@@ -95,6 +148,87 @@ public:
         auto s = KeyService::Create(TestRoot(), Policy());
         CPPUNIT_ASSERT(s.ok());
         m_service.emplace(std::move(s).value());
+        m_service->SetClock([] { return NOW; });
+    }
+
+    KeydFailure AskTx(const PayerTxRequest& tx) {
+        const SecretBuffer reply = Ask(*EncodeSignPayerTxRequest(tx));
+        if (DecodeSignedTxReply(Payload(reply)).ok()) return KeydFailure{0};
+        return FailureCode(reply);
+    }
+
+    void testSignsOnlyForTheKeySentWithTheWrite() {
+        CPPUNIT_ASSERT(AskTx(GoodTx(0)) == KeydFailure{0});
+        // The call names another key than the one sent (a worker writing for a hash it read on chain).
+        PayerTxRequest other = GoodTx(0);
+        other.data = RemoveGroupCall(KeyHash("another key"));
+        CPPUNIT_ASSERT(AskTx(other) == KeydFailure::Refused);
+        // No key at all, or a key differing in one character.
+        PayerTxRequest none = GoodTx(0);
+        none.api_key = SecretBytes();
+        CPPUNIT_ASSERT(AskTx(none) == KeydFailure::Refused);
+        std::string near(API_KEY);
+        near.back() = 'x';
+        PayerTxRequest wrong = GoodTx(0);
+        wrong.api_key = SecretBytes(AsBytes(near));
+        CPPUNIT_ASSERT(AskTx(wrong) == KeydFailure::Refused);
+        // newAccount(apiKeyHash, wallet): the account hash is the key's (the worker's freshly drawn key).
+        const AbiValue args[] = {AbiValue::Uint(KeyHash(API_KEY)), AbiValue::Address(AdminKey(3)->Address())};
+        PayerTxRequest create = GoodTx(0);
+        create.data = *EncodeCall("newAccount(uint256,address)", args);
+        CPPUNIT_ASSERT(AskTx(create) == KeydFailure{0});
+        create.api_key = SecretBytes(AsBytes(near));
+        CPPUNIT_ASSERT(AskTx(create) == KeydFailure::Refused);
+    }
+
+    void testRefusesCallsThatAreNotRelayedWrites() {
+        PayerTxRequest tx = GoodTx(0);
+        // The direct-path forms, admin functions and unknown selectors are never a payer's to send.
+        const AbiValue one[] = {AbiValue::Address(AdminKey(4)->Address())};
+        for (const auto& data : {*EncodeCall("transferOwnership(address)", one), *EncodeCall("setApiPayers(address[])",
+                                 std::vector<AbiValue>{AbiValue::Array({})}), Bytes{0x12, 0x34, 0x56, 0x78}, Bytes{}}) {
+            tx.data = data;
+            CPPUNIT_ASSERT(AskTx(tx) == KeydFailure::Refused);
+        }
+        // A relayed selector whose key word is cut off.
+        tx.data = RemoveGroupCall(KeyHash(API_KEY));
+        tx.data.resize(4 + 40);
+        CPPUNIT_ASSERT(AskTx(tx) == KeydFailure::Refused);
+        // A consent goes with a conversion only.
+        PayerTxRequest extra = GoodTx(0);
+        extra.consent = Consent(*AdminKey(5), AdminKey(5)->Address(), NOW);
+        CPPUNIT_ASSERT(AskTx(extra) == KeydFailure::Refused);
+    }
+
+    void testConversionNeedsTheNewAdminsOwnConsent() {
+        const auto admin_key = AdminKey(6);
+        const PrivateKey& admin = *admin_key;
+        const Address20 named = admin.Address();
+        // keyd's own digest is the one of the canonical JSON document (DESIGN.md section 4).
+        CPPUNIT_ASSERT(sigil::keyd::ConvertAccountDigest(31337, named, NOW) == ConvertDigestFromJson(named, NOW));
+        PayerTxRequest tx = GoodTx(0);
+        tx.data = ConvertCall(KeyHash(API_KEY), named);
+        CPPUNIT_ASSERT(AskTx(tx) == KeydFailure::Refused);  // no consent
+        tx.consent = Consent(admin, named, NOW - 100);
+        CPPUNIT_ASSERT(AskTx(tx) == KeydFailure{0});
+        // The consent of another wallet (a captured signature) never converts to a wallet that did not sign.
+        const Address20 victim = AdminKey(7)->Address();
+        PayerTxRequest squat = GoodTx(0);
+        squat.data = ConvertCall(KeyHash(API_KEY), victim);
+        squat.consent = Consent(admin, named, NOW);
+        CPPUNIT_ASSERT(AskTx(squat) == KeydFailure::Refused);
+        squat.consent = Consent(admin, victim, NOW);  // signed over the victim's address by another key
+        CPPUNIT_ASSERT(AskTx(squat) == KeydFailure::Refused);
+        // Outside the window.
+        tx.consent = Consent(admin, named, NOW - 301);
+        CPPUNIT_ASSERT(AskTx(tx) == KeydFailure::Refused);
+        tx.consent = Consent(admin, named, NOW + 301);
+        CPPUNIT_ASSERT(AskTx(tx) == KeydFailure::Refused);
+        // The master key must be the converted account's own.
+        PayerTxRequest foreign = GoodTx(0);
+        foreign.data = ConvertCall(KeyHash("another account's key"), named);
+        foreign.consent = Consent(admin, named, NOW);
+        CPPUNIT_ASSERT(AskTx(foreign) == KeydFailure::Refused);
     }
     void tearDown() override { m_service.reset(); }
 

@@ -22,12 +22,15 @@
 #include <vector>
 
 #include "common/handles.h"
-#include "common/ipc_frame.h"
+#include "common/abi.h"
+#include "common/keccak.h"
+#include "keyd/protocol.h"
 #include "common/secp256k1.h"
 #include "tests/test_support.h"
 #include "keyd/client/keyd_client.h"
 
 using namespace sigil::common;
+using namespace sigil::keyd;
 using sigil::workers::KeydClient;
 using sigil::workers::KeydClientOptions;
 
@@ -182,6 +185,12 @@ PayerTxRequest GoodTx() {
     tx.max_fee_per_gas = 2;
     tx.gas_limit = 100000;
     tx.to = *ParseAddress(CONTRACT);
+    // A relayed removeGroup naming keccak256 of the key sent with it (keyd/relay_policy.h).
+    const std::string_view key = "keyd-daemon-test-key";
+    const AbiValue args[] = {AbiValue::Uint(std::uint64_t{1}), AbiValue::Uint(Uint256::FromWord(Keccak256Hash(key))),
+                             AbiValue::Uint(std::uint64_t{2})};
+    tx.data = *EncodeCall("removeGroup(uint256,uint256,uint256)", args);
+    tx.api_key = SecretBytes(AsBytes(key));
     return tx;
 }
 
@@ -270,6 +279,9 @@ public:
         PayerTxRequest create = GoodTx();
         create.to.reset();
         CPPUNIT_ASSERT_EQUAL(std::string("keyd_refused"), client.SignPayerTx(create).error().code);
+        PayerTxRequest other_key = GoodTx();
+        other_key.api_key = SecretBytes(AsBytes("someone else's key"));
+        CPPUNIT_ASSERT_EQUAL(std::string("keyd_refused"), client.SignPayerTx(other_key).error().code);
         CPPUNIT_ASSERT(client.Ping().ok());  // refusals leave the connection usable
     }
 
