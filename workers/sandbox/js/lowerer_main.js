@@ -25,9 +25,11 @@
 //             'T' + a message: not lowered here (the deadline passed, waiting for a thread
 //                   included, or the lowering's thread died); the worker lets the child lower it
 // A request over the limit closes the connection.
-// Each thread, once started, lowers a built-in sample N times (default 24, about a second of
-// CPU), so V8 has compiled the lowering's hot functions before real sources arrive, and logs
-// "warmed up"; a request that arrives meanwhile waits for at most one of those rounds.
+// Each thread, once started, lowers a built-in sample N times (default 2), so V8 has compiled the
+// lowering's functions to bytecode before real sources arrive, and logs "warmed up"; a request
+// that arrives meanwhile waits for at most one of those rounds. More rounds would warm nothing a
+// request keeps: each fresh context starts the lowering's functions again without the optimised
+// code of earlier contexts (only their bytecode is shared).
 (function () {
     'use strict';
     var net = require('net');
@@ -40,7 +42,7 @@
         return at > 0 && at + 1 < process.argv.length ? process.argv[at + 1] : fallback;
     }
     var socketPath = Option('socket', '');
-    var warmups = Number(Option('warmup', '24'));
+    var warmups = Number(Option('warmup', '2'));
     var threads = Number(Option('threads', '2'));
     var deadlineMs = Number(Option('deadline-ms', '900'));
     var deadlineMsPerKiB = Number(Option('deadline-ms-per-kib', '10'));
