@@ -82,6 +82,17 @@ test('a request that waits past its deadline for a thread is answered, not lower
   assert.equal((await lower(p, 'later')).code, 'LATER');
 });
 
+test('a request whose asker went away leaves the queue', async (t) => {
+  const p = pool(t, SPIN, { threads: 1 });
+  const spinning = lower(p, 'spin', 1500);
+  let answered = false;
+  const dropped = p.lower('dropped', 500, () => { answered = true; });
+  p.cancel(dropped);
+  assert.ok((await spinning).gaveUp);
+  assert.equal((await lower(p, 'next')).code, 'NEXT');
+  assert.equal(answered, false);
+});
+
 test('a thread that runs out of memory is replaced and its request answered', async (t) => {
   const p = pool(t, SPIN, { threads: 1, resourceLimits: { maxOldGenerationSizeMb: 48 } });
   const grown = await lower(p, 'grow', 60000);

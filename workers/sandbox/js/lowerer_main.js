@@ -113,6 +113,7 @@
     function Serve(socket) {
         var pending = Buffer.alloc(0);
         var busy = false;
+        var current = null;  // the request being lowered or waiting for a thread
         function Next() {
             if (busy || socket.destroyed) return;
             if (pending.length < 4) return;
@@ -126,7 +127,8 @@
             pending = pending.subarray(4 + size);
             busy = true;
             var started = process.hrtime.bigint();
-            pool.lower(source, DeadlineMs(size), function (answer) {
+            current = pool.lower(source, DeadlineMs(size), function (answer) {
+                current = null;
                 var ms = (Number(process.hrtime.bigint() - started) / 1e6).toFixed(1);
                 if (answer.code !== undefined) {
                     Answer(socket, 'C', answer.code);
@@ -147,6 +149,7 @@
             Next();
         });
         socket.on('error', function () { socket.destroy(); });  // the worker gave up or went away
+        socket.on('close', function () { if (current !== null) pool.cancel(current); });
     }
 
     function Listen() {

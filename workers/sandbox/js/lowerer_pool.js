@@ -7,7 +7,8 @@
 //
 //   var pool = new LoweringPool(LOWERING_SOURCE, { threads: 2, warmupSources: [...], log: fn, fatal: fn,
 //                                                  resourceLimits: {...} });
-//   pool.lower(source, deadlineMs, function (answer) { ... });
+//   var request = pool.lower(source, deadlineMs, function (answer) { ... });
+//   pool.cancel(request);   // the asker went away (a request still waiting is dropped)
 // answer is one of
 //   { code: '...' }                          the lowered text
 //   { error: '...', line: n, column: n }     the source does not lower (0 = no location)
@@ -54,14 +55,17 @@ var LoweringPool = (function () {
         }
         function MakeSpare() { if (spare === null) spare = FreshLowering(); }
 
-        // Only strings and numbers leave the context.
+        // Only strings and numbers leave the context, each property read once.
         function Lower(source) {
-            var result = TakeFresh().__sigil_lower(source);
-            if (result && typeof result.code === 'string') return { code: result.code };
+            var result = Object(TakeFresh().__sigil_lower(source));
+            var code = result.code;
+            if (typeof code === 'string') return { code: code };
+            var line = result.line;
+            var column = result.column;
             return {
-                error: String(result && result.error),
-                line: result && typeof result.line === 'number' ? result.line : 0,
-                column: result && typeof result.column === 'number' ? result.column : 0
+                error: String(result.error),
+                line: typeof line === 'number' ? line : 0,
+                column: typeof column === 'number' ? column : 0
             };
         }
 
@@ -78,8 +82,9 @@ var LoweringPool = (function () {
             port.postMessage(answer);
             setImmediate(MakeSpare);
         });
-        // Warm-up: V8 compiles the lowering's hot functions before real sources arrive. One round
-        // at a time, so a request that arrives meanwhile waits for at most one.
+        // Warm-up: V8 compiles the lowering's functions to bytecode (shared by every context of this
+        // thread) before real sources arrive. One round at a time, so a request that arrives
+        // meanwhile waits for at most one.
         var rounds = data.warmupSources.length;
         var warmStarted = Date.now();
         (function WarmUp() {
@@ -186,6 +191,17 @@ var LoweringPool = (function () {
         request.timer = setTimeout(function () { pool.Expire(request, deadlineMs); }, deadlineMs);
         this.queue.push(request);
         this.Dispatch();
+        return request;
+    };
+
+    // The asker went away: a request still waiting for a thread is dropped, unanswered (one being
+    // lowered runs on to its answer or deadline: killing its thread would cost a new one).
+    LoweringPool.prototype.cancel = function (request) {
+        var at = this.queue.indexOf(request);
+        if (at < 0 || request.done === null) return;
+        this.queue.splice(at, 1);
+        clearTimeout(request.timer);
+        request.done = null;
     };
 
     // Past its deadline: a request still waiting leaves the queue; one being lowered has its thread
