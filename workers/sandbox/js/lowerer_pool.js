@@ -53,7 +53,12 @@ var LoweringPool = (function () {
             spare = null;
             return context;
         }
-        function MakeSpare() { if (spare === null) spare = FreshLowering(); }
+        // The pool prefers a thread that has its next context made (`spare` messages).
+        function MakeSpare() {
+            if (spare !== null) return;
+            spare = FreshLowering();
+            port.postMessage({ spare: true });
+        }
 
         // Only strings and numbers leave the context, each property read once.
         function Lower(source) {
@@ -116,7 +121,7 @@ var LoweringPool = (function () {
     // more than the deadlines that caused it).
     LoweringPool.prototype.Start = function (index, warmupSources) {
         var pool = this;
-        var slot = { index: index, ready: false, request: null, worker: null, failure: null, started: Date.now() };
+        var slot = { index: index, ready: false, spare: false, request: null, worker: null, failure: null, started: Date.now() };
         slot.worker = new Worker('(' + ThreadMain.toString() + ')();', {
             eval: true, workerData: { lowering: pool.lowering, warmupSources: warmupSources || [] },
             resourceLimits: pool.options.resourceLimits
@@ -129,7 +134,9 @@ var LoweringPool = (function () {
 
     LoweringPool.prototype.OnMessage = function (slot, m) {
         if (m.fatal) return this.Fatal(m.fatal);
-        if (m.ready) {
+        if (m.spare) {
+            slot.spare = true;
+        } else if (m.ready) {
             slot.ready = true;
             this.options.log('thread ' + slot.index + ' ready in ' + (Date.now() - slot.started) + ' ms');
         } else if (m.warmedUp) {
@@ -137,6 +144,7 @@ var LoweringPool = (function () {
         } else if (slot.request !== null && m.id === slot.request.id) {
             var request = slot.request;
             slot.request = null;
+            slot.spare = false;  // it used it; it says when the next one is made
             var answer = m.code !== undefined ? { code: m.code } : { error: m.error, line: m.line, column: m.column };
             answer.ms = m.ms;
             this.Finish(request, answer);
@@ -174,14 +182,22 @@ var LoweringPool = (function () {
         done(answer);
     };
 
+    // Each waiting request goes to a free thread, first to one whose next context is already made
+    // (one still making it would make the request wait for that).
     LoweringPool.prototype.Dispatch = function () {
-        for (var i = 0; i < this.slots.length && this.queue.length > 0; i++) {
-            var slot = this.slots[i];
-            if (slot === null || !slot.ready || slot.request !== null) continue;
+        while (this.queue.length > 0) {
+            var chosen = null;
+            for (var i = 0; i < this.slots.length; i++) {
+                var slot = this.slots[i];
+                if (slot === null || !slot.ready || slot.request !== null) continue;
+                if (chosen === null || (slot.spare && !chosen.spare)) chosen = slot;
+            }
+            if (chosen === null) return;
             var request = this.queue.shift();
-            slot.request = request;
-            request.slot = slot;
-            slot.worker.postMessage({ id: request.id, source: request.source });
+            chosen.request = request;
+            chosen.spare = false;
+            request.slot = chosen;
+            chosen.worker.postMessage({ id: request.id, source: request.source });
         }
     };
 
