@@ -1,7 +1,8 @@
 // Lowering through sigil-lowerer ([actions] lowerer_socket): the sandbox's own lowering (buble,
 // acorn 8, lower.js) run by Node.js in a daemon of its own (workers/sandbox/js/lowerer_main.js).
 // The sandbox child lowers at the interpreter's speed, about 65 KB/s (a 10 KB action's first run
-// takes ~190 ms that way, ~30 ms through the daemon: bench_first_run.mjs). The text is the same
+// takes ~190 ms that way; through the daemon ~30 ms with one shared context, 3-4 times that since
+// each request gets a fresh one: bench_first_run.mjs, README "Performance"). The text is the same
 // either way, so the result is cached by CID exactly as the child's (code_source.h).
 //
 // Trust: the daemon parses attacker-supplied source outside the sandbox, as data for a fixed
@@ -25,7 +26,8 @@ namespace sigil::workers {
 constexpr std::size_t MAX_LOWERER_SOURCE_BYTES = 1u << 20;
 
 // How long a source of this size may take in the daemon before the worker gives up on it: 1 s
-// plus 10 ms per KiB (it lowers about 400 KB/s; a few times that leaves room for a busy machine).
+// plus 10 ms per KiB (it lowered about 400 KB/s with one shared context, and about a third of that
+// in a fresh context per request; 100 KB/s leaves some room for a busy machine).
 int LowererWaitMs(std::size_t source_bytes);
 
 // The lowered text of `source`, or nullopt when the daemon does not give it within
