@@ -70,10 +70,12 @@ bool ReceiveAll(int fd, char* data, std::size_t size, std::int64_t deadline_ms) 
     return true;
 }
 
-// What went wrong with the daemon, or "" when the answer was usable; `connected` tells whether
-// it got as far as a connection (a daemon that is down fails before).
+// What went wrong with the daemon, or "" when it answered; `connected` tells whether it got as
+// far as a connection (a daemon that is down fails before). An answer other than lowered code sets
+// `syntax_error` (the source does not lower) or `gave_up` (the daemon did not lower it: past its
+// deadline, or its lowering thread died), with the daemon's reason in `out`.
 std::string Exchange(const std::string& socket_path, std::string_view source, int timeout_ms, std::string& out,
-                     bool& syntax_error, bool& connected) {
+                     bool& syntax_error, bool& gave_up, bool& connected) {
     const std::int64_t deadline = NowMs() + timeout_ms;
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
@@ -109,6 +111,11 @@ std::string Exchange(const std::string& socket_path, std::string_view source, in
         syntax_error = true;
         return "";
     }
+    if (kind == 'T') {
+        if (out.size() > 200 || !common::IsUtf8(out)) return "malformed answer";
+        gave_up = true;
+        return "";
+    }
     if (kind != 'C' || !common::IsUtf8(out)) return "malformed answer";
     return "";
 }
@@ -140,9 +147,9 @@ std::optional<std::string> LowerWithDaemon(const std::string& socket_path, std::
     if (socket_path.empty() || source.size() > MAX_LOWERER_SOURCE_BYTES || !common::IsUtf8(source)) return std::nullopt;
     if (CoolingDown(socket_path)) return std::nullopt;
     std::string out;
-    bool syntax_error = false, connected = false;
+    bool syntax_error = false, gave_up = false, connected = false;
     const int timeout_ms = std::min(max_wait_ms, LowererWaitMs(source.size()));
-    const std::string failure = Exchange(socket_path, source, timeout_ms, out, syntax_error, connected);
+    const std::string failure = Exchange(socket_path, source, timeout_ms, out, syntax_error, gave_up, connected);
     if (!failure.empty()) {
         if (connected) {
             std::lock_guard<std::mutex> lock(g_cooldown_mutex);
@@ -152,6 +159,12 @@ std::optional<std::string> LowerWithDaemon(const std::string& socket_path, std::
         return std::nullopt;
     }
     if (g_daemon_failing.exchange(false)) common::LogInfo("sigil-lowerer: answering again");
+    // The daemon is well and said so: no pause for it, only this source goes to the child.
+    if (gave_up) {
+        common::LogWarn("sigil-lowerer: did not lower " + std::to_string(source.size()) + " bytes (" + out +
+                        "); the sandbox child lowers them");
+        return std::nullopt;
+    }
     if (syntax_error) return std::nullopt;
     return out;
 }

@@ -24,4 +24,21 @@ source = patch(source, `  			code.overwrite(this.start, this.start + 8, 'return'
   			} else {
   				code.overwrite(this.start, this.start + 8, 'return');
   			}`, 'continue writes the loop variables back');
+// A block's indentation starts at the line break before it, which buble found by stepping back
+// one character at a time: on one line (minified code, or our rewrites' arrows) every block
+// stepped back to the start of the source, quadratic in its length (20 KB of `a?.b;` took buble
+// 2 s, 40 KB 10 s). The line breaks are now listed once per program and searched by halving.
+source = patch(source, `  \t\t\twhile (c && source[c] !== '\\n') { c -= 1; }`,
+  `  \t\t\tvar lineBreaks = this.program.sigilLineBreaks;
+  \t\t\tif (!lineBreaks) {
+  \t\t\t\tlineBreaks = this.program.sigilLineBreaks = [];
+  \t\t\t\tfor (var at = source.indexOf('\\n'); at >= 0; at = source.indexOf('\\n', at + 1)) { lineBreaks.push(at); }
+  \t\t\t}
+  \t\t\t// The last line break at or before c, else 0 (what the step-back loop gave).
+  \t\t\tvar low = 0, high = lineBreaks.length;
+  \t\t\twhile (low < high) {
+  \t\t\t\tvar middle = (low + high) >> 1;
+  \t\t\t\tif (lineBreaks[middle] <= c) { low = middle + 1; } else { high = middle; }
+  \t\t\t}
+  \t\t\tc = low > 0 ? lineBreaks[low - 1] : 0;`, 'indentation without stepping back through the line');
 writeFileSync(output, source);

@@ -43,7 +43,38 @@
     // indexes its object, which walks nothing of a Set, a Map or an iterator), tagged templates
     // (buble's have no .raw), loops destructuring their variable, and regular expressions with the
     // s or v flag or a \p{...} are among them.
-    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]|\bfor\s*\([^;]*?\sof\b|\b(?:import|export)\b|[\w$]\([^()]*\)\s*=>|;(?:let|const|var)\s*[\[{]|\/[dgimsuvy]*[sv][dgimsuvy]*(?![\w$])|\\[pP]\{/;
+    // The source is an attacker's, so every scan here is linear in its length: no alternative
+    // starts a backtracking loop at every position of a long run (`for(` repeated with no `;`
+    // made `for\s*\([^;]*?\sof` quadratic, and `/` before a long run of flag letters made
+    // `[dgimsuvy]*[sv][dgimsuvy]*` try every split of it). Since every flag letter is a word
+    // character, the flags alternative matches exactly when the whole run after the `/` holds an
+    // s or v and no word character follows it, which the lookahead says without backtracking.
+    var FRONT_MARKERS = /\?\.(?!\d)|\?\?|\|\|=|&&=|#|\bcatch\s*\{|\basync\b|\bawait\b|\d_\d|\.\.\.|[\w$)\]]\s*`|\bfor\s*\(\s*(const|let|var)\s*[\[{]|\b(?:import|export)\b|[\w$]\([^()]*\)\s*=>|;(?:let|const|var)\s*[\[{]|\/(?=[dgimsuvy]*[sv])[dgimsuvy]*(?![\w$])|\\[pP]\{/;
+    // for (x of xs): an ` of` after a `for (` and before the next `;` (what /\bfor\s*\([^;]*?\sof\b/
+    // matched), with the next ` of` and the next `;` kept from one head to the next, so each is
+    // searched once over the whole source.
+    var FOR_HEAD = /\bfor\s*\(/g;
+    var OF_WORD = /\sof\b/g;
+    function HasForOfHead(source) {
+        var of = -1;
+        var semicolon = -1;
+        FOR_HEAD.lastIndex = 0;
+        for (var m = FOR_HEAD.exec(source); m !== null; m = FOR_HEAD.exec(source)) {
+            var from = m.index + m[0].length;
+            if (of < from) {
+                OF_WORD.lastIndex = from;
+                var found = OF_WORD.exec(source);
+                of = found !== null ? found.index : Infinity;
+            }
+            if (semicolon < from) {
+                semicolon = source.indexOf(';', from);
+                if (semicolon < 0) semicolon = Infinity;
+            }
+            if (of < semicolon) return true;
+        }
+        return false;
+    }
+    function HasFrontMarker(source) { return FRONT_MARKERS.test(source) || HasForOfHead(source); }
     var WORD_CHAR = /[\w$]/;
     // BigInt, a BigInt literal, or a typeof test for one (BigInts may come from ethers' toBigInt).
     var BIGINT_MARKERS = /\bBigInt\b|(^|[^\w$.])(0[xXoObB][0-9a-fA-F_]+|\d[\d_]*)n(?![\w$])|(['"])bigint\3/;
@@ -288,30 +319,45 @@
             return dirty;
         }
 
+        // The pieces are joined once at the end: growing one string and reading its last
+        // character (Join) made V8 flatten it at every child, quadratic in a node's children
+        // (20 KB of `a?.b;` took 1.8 s).
         function Splice(node, injectAfter, injectText) {
             var children = node.$c || (node.$c = Children(node));
-            var out = '';
+            var parts = [];
+            var last = '';  // the last character of what parts hold
+            function Put(text) {
+                if (text === '') return;
+                parts.push(text);
+                last = text.charAt(text.length - 1);
+            }
+            function PutJoined(text) {
+                if (JoinsWords(last, text)) parts.push(' ');
+                Put(text);
+            }
             var pos = node.start;
             if (injectAfter === -1) {
-                out = source.slice(pos, pos + 1) + injectText;  // just after the block's '{'
+                Put(source.slice(pos, pos + 1) + injectText);  // just after the block's '{'
                 pos += 1;
             }
             for (var i = 0; i < children.length; i++) {
                 var child = children[i];
                 if (child.start < pos) continue;
-                out = Join(out + source.slice(pos, child.start), R(child));
+                Put(source.slice(pos, child.start));
+                PutJoined(R(child));
                 pos = child.end;
-                if (i === injectAfter) out += injectText;
+                if (i === injectAfter) Put(injectText);
             }
-            return Join(out, source.slice(pos, node.end));
+            PutJoined(source.slice(pos, node.end));
+            return parts.join('');
         }
 
-        // a + b, with a space where a rewritten piece would otherwise run into a word: minified
-        // code writes `return!0`, `case-1:` and `return(a,b)=>f`, and `return` + `__sigil_b.lnot(0)`
-        // or buble's `function (a, b)` must stay two tokens.
-        function Join(a, b) {
-            return a !== '' && b !== '' && WORD_CHAR.test(a.charAt(a.length - 1)) && WORD_CHAR.test(b.charAt(0))
-                ? a + ' ' + b : a + b;
+        // Whether text written after a piece ending in `lastChar` needs a space first, so that a
+        // rewritten piece never runs into a word: minified code writes `return!0`, `case-1:` and
+        // `return(a,b)=>f`, and `return` + `__sigil_b.lnot(0)` or buble's `function (a, b)` must
+        // stay two tokens.
+        function JoinsWords(lastChar, text) {
+            return lastChar !== '' && text !== '' && WORD_CHAR.test(lastChar) && WORD_CHAR.test(text.charAt(0));
         }
 
         function R(node) {
@@ -653,28 +699,35 @@
 
     // Whether a for/while head is followed by something other than a block (the buble bug
     // above). A rough scan (strings and comments are not told apart): a false positive only
-    // costs the front pass.
+    // costs the front pass. One pass over the source with the open parentheses on a stack, each
+    // marked whether it opens a loop's head, so a head's `)` is the one that closes it, as
+    // counting from the head finds; counting from each head to its `)` was quadratic (720 KB of
+    // `while(` took sigil-lowerer 120 s).
     var LOOP_HEAD = /\b(for|while)\s*\(/g;
+    var BLANK = /\s/;
     function HasBracelessLoop(source) {
         LOOP_HEAD.lastIndex = 0;
-        for (var m = LOOP_HEAD.exec(source); m !== null; m = LOOP_HEAD.exec(source)) {
-            var depth = 0;
-            var i = m.index + m[0].length - 1;
-            for (; i < source.length; i++) {
-                var c = source.charAt(i);
-                if (c === '(') depth++;
-                else if (c === ')' && --depth === 0) break;
+        var head = LOOP_HEAD.exec(source);
+        var open = [];
+        for (var i = 0; i < source.length; i++) {
+            var c = source.charAt(i);
+            if (c === '(') {
+                while (head !== null && head.index + head[0].length - 1 < i) head = LOOP_HEAD.exec(source);
+                open.push(head !== null && head.index + head[0].length - 1 === i);
+            } else if (c === ')' && open.length > 0 && open.pop()) {
+                // The blanks after two heads' `)` are apart, so this skip is linear overall too.
+                var next = i + 1;
+                while (next < source.length && BLANK.test(source.charAt(next))) next++;
+                var after = source.charAt(next);
+                if (after !== '{' && after !== ';' && after !== '') return true;
             }
-            for (i++; i < source.length && /\s/.test(source.charAt(i)); i++) { /* skip blanks */ }
-            var next = source.charAt(i);
-            if (next !== '{' && next !== ';' && next !== '') return true;
         }
         return false;
     }
 
     function Lower(source) {
         var bigint = BIGINT_MARKERS.test(source);
-        if (!bigint && !FRONT_MARKERS.test(source) && !HasBracelessLoop(source)) {
+        if (!bigint && !HasFrontMarker(source) && !HasBracelessLoop(source)) {
             try {
                 return buble.transform(source, TRANSFORM_OPTIONS).code;
             } catch (e) {

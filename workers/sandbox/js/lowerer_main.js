@@ -5,50 +5,50 @@
 // does not pay the interpreter's lowering; when this daemon is not there, slow or gone, the
 // worker lets the sandbox child lower as before (workers/actions/lowerer_client.h).
 //
-//   node sigil-lowerer.cjs --socket PATH [--warmup N]
+//   node sigil-lowerer.cjs --socket PATH [--warmup N] [--threads N] [--deadline-ms MS]
+//                          [--deadline-ms-per-kib MS]
 //
 // It holds no secret and needs no network: systemd/sigil-lowerer.service runs it with neither.
 // The socket is created 0660 (umask 0117); a leftover socket nobody answers on is replaced.
+//
+// Every account's source passes through here, so each request is lowered in a context of its own
+// on one of --threads worker threads (default 2), under a deadline of --deadline-ms plus
+// --deadline-ms-per-kib per KiB of source (default 900 + 10: 100 ms under the 1000 + 10 a worker
+// waits, lowerer_client.h, so the worker hears why); past it the request's thread is terminated and
+// replaced, and the others go on serving (js/lowerer_pool.js).
 //
 // Protocol, per connection, one request after another:
 //   request:  u32 big-endian length (at most MAX_SOURCE_BYTES), then that many bytes of UTF-8 source
 //   answer:   u32 big-endian length, then a kind byte and its payload
 //             'C' + the lowered code (UTF-8)
 //             'E' + "<line>\t<column>\t<message>" (the source does not lower; 0 = no location)
+//             'T' + a message: not lowered here (the deadline passed, waiting for a thread
+//                   included, or the lowering's thread died); the worker lets the child lower it
 // A request over the limit closes the connection.
-// After it starts listening it lowers a built-in sample N times (default 24, about a second of
-// CPU), so V8 has compiled the lowering's hot functions before real sources arrive, and logs
-// "warmed up"; a request that arrives meanwhile waits for at most one of those rounds.
+// Each thread, once started, lowers a built-in sample N times (default 2), so V8 has compiled the
+// lowering's functions to bytecode before real sources arrive, and logs "warmed up"; a request
+// that arrives meanwhile waits for at most one of those rounds. More rounds would warm nothing a
+// request keeps: each fresh context starts the lowering's functions again without the optimised
+// code of earlier contexts (only their bytecode is shared).
 (function () {
     'use strict';
     var net = require('net');
     var fs = require('fs');
-    var vm = require('vm');
 
     var MAX_SOURCE_BYTES = 4 * 1024 * 1024;
-    // The lowering runs in a context of its own: its global object has no require, process or
-    // Buffer, and eval / new Function are refused there, so nothing a crafted source could make
-    // the lowering do reaches beyond the text it returns.
-    var lowering = vm.createContext({}, { name: 'lowering', codeGeneration: { strings: false, wasm: false } });
-    vm.runInContext(SIGIL_LOWERING_SOURCE, lowering, { filename: 'sigil-lowering.js' });
-    var lower = lowering.__sigil_lower;
-    (function CheckIsolation() {
-        var refused = false;
-        try { vm.runInContext('new Function("return 1")', lowering); } catch (e) { refused = e && e.name === 'EvalError'; }
-        if (typeof lower !== 'function' || !refused || vm.runInContext('typeof require + typeof process', lowering) !== 'undefinedundefined') {
-            process.stderr.write('sigil-lowerer: the lowering context is not isolated; refusing to start\n');
-            process.exit(70);
-        }
-    })();
 
     function Option(name, fallback) {
         var at = process.argv.indexOf('--' + name);
         return at > 0 && at + 1 < process.argv.length ? process.argv[at + 1] : fallback;
     }
     var socketPath = Option('socket', '');
-    var warmups = Number(Option('warmup', '24'));
-    if (!socketPath || !(warmups >= 0)) {
-        process.stderr.write('usage: node sigil-lowerer.cjs --socket PATH [--warmup N]\n');
+    var warmups = Number(Option('warmup', '2'));
+    var threads = Number(Option('threads', '2'));
+    var deadlineMs = Number(Option('deadline-ms', '900'));
+    var deadlineMsPerKiB = Number(Option('deadline-ms-per-kib', '10'));
+    if (!socketPath || !(warmups >= 0) || !(Number.isInteger(threads) && threads >= 1 && threads <= 64) || !(deadlineMs > 0) || !(deadlineMsPerKiB >= 0)) {
+        process.stderr.write('usage: node sigil-lowerer.cjs --socket PATH [--warmup N] [--threads N] [--deadline-ms MS] ' +
+                             '[--deadline-ms-per-kib MS]\n');
         process.exit(64);
     }
 
@@ -79,19 +79,8 @@
         return text;
     }
 
-    var warmUpStarted = 0;
-    var warmUpRounds = 0;
-    function WarmUp() {
-        if (warmups <= 0) {
-            if (warmUpRounds > 0) Log('warmed up: ' + warmUpRounds + ' rounds in ' + (Date.now() - warmUpStarted) + ' ms');
-            return;
-        }
-        if (warmUpRounds++ === 0) warmUpStarted = Date.now();
-        warmups--;
-        var result = lower(WarmUpSource(warmups));
-        if (typeof result.code !== 'string') throw new Error('the warm-up sample does not lower: ' + result.error);
-        setImmediate(WarmUp);  // requests that arrived meanwhile are served first
-    }
+    var warmupSources = [];
+    for (var round = 0; round < warmups; round++) warmupSources.push(WarmUpSource(round));
 
     // One line per request: a CID reaches the daemon once per pool, so this is the lowering's cost.
     function Log(line) { process.stderr.write('sigil-lowerer: ' + line + '\n'); }
@@ -102,43 +91,72 @@
         frame.writeUInt32BE(payload.length + 1, 0);
         frame[4] = kind.charCodeAt(0);
         payload.copy(frame, 5);
-        socket.write(frame);
+        if (!socket.destroyed) socket.write(frame);
     }
 
+    // The heap a thread may grow to: a 1 MiB source (the most a worker sends) lowers in far less;
+    // past it the thread dies (its request answered 'T') and is replaced, not the daemon, and two
+    // threads stay under the unit's MemoryMax (systemd/sigil-lowerer.service).
+    var pool = new LoweringPool(SIGIL_LOWERING_SOURCE, {
+        threads: threads, warmupSources: warmupSources, log: Log,
+        resourceLimits: { maxOldGenerationSizeMb: 256 },
+        fatal: function (why) {
+            Log(why + '; refusing to start');
+            process.exit(70);
+        }
+    });
+
+    function DeadlineMs(bytes) { return Math.round(deadlineMs + deadlineMsPerKiB * (bytes / 1024)); }
+
+    // Requests of one connection are answered in order, one at a time; connections are served
+    // side by side by the pool's threads.
     function Serve(socket) {
         var pending = Buffer.alloc(0);
+        var busy = false;
+        var current = null;  // the request being lowered or waiting for a thread
+        function Next() {
+            if (busy || socket.destroyed) return;
+            if (pending.length < 4) return;
+            var size = pending.readUInt32BE(0);
+            if (size > MAX_SOURCE_BYTES) {
+                socket.destroy();
+                return;
+            }
+            if (pending.length < 4 + size) return;
+            var source = pending.toString('utf8', 4, 4 + size);
+            pending = pending.subarray(4 + size);
+            busy = true;
+            var started = process.hrtime.bigint();
+            current = pool.lower(source, DeadlineMs(size), function (answer) {
+                current = null;
+                var ms = (Number(process.hrtime.bigint() - started) / 1e6).toFixed(1);
+                if (answer.code !== undefined) {
+                    Answer(socket, 'C', answer.code);
+                    Log('lowered ' + size + ' bytes in ' + ms + ' ms');
+                } else if (answer.error !== undefined) {
+                    Answer(socket, 'E', answer.line + '\t' + answer.column + '\t' + answer.error);
+                    Log('refused ' + size + ' bytes in ' + ms + ' ms: line ' + answer.line + ': ' + answer.error);
+                } else {
+                    Answer(socket, 'T', answer.gaveUp);
+                    Log('gave up on ' + size + ' bytes after ' + ms + ' ms: ' + answer.gaveUp);
+                }
+                busy = false;
+                Next();
+            });
+        }
         socket.on('data', function (chunk) {
             pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-            while (pending.length >= 4) {
-                var size = pending.readUInt32BE(0);
-                if (size > MAX_SOURCE_BYTES) {
-                    socket.destroy();
-                    return;
-                }
-                if (pending.length < 4 + size) return;
-                var source = pending.toString('utf8', 4, 4 + size);
-                pending = pending.subarray(4 + size);
-                var started = process.hrtime.bigint();
-                var result = lower(source);
-                var ms = (Number(process.hrtime.bigint() - started) / 1e6).toFixed(1);
-                if (typeof result.code === 'string') {
-                    Answer(socket, 'C', result.code);
-                    Log('lowered ' + size + ' bytes in ' + ms + ' ms');
-                } else {
-                    Answer(socket, 'E', result.line + '\t' + result.column + '\t' + result.error);
-                    Log('refused ' + size + ' bytes in ' + ms + ' ms: line ' + result.line + ': ' + result.error);
-                }
-            }
+            Next();
         });
         socket.on('error', function () { socket.destroy(); });  // the worker gave up or went away
+        socket.on('close', function () { if (current !== null) pool.cancel(current); });
     }
 
     function Listen() {
         var server = net.createServer(Serve);
         process.umask(0o117);
         server.listen(socketPath, function () {
-            Log('listening on ' + socketPath + ' (node ' + process.version + ')');
-            setImmediate(WarmUp);
+            Log('listening on ' + socketPath + ' (node ' + process.version + ', ' + threads + ' lowering threads)');
         });
         server.on('error', function (e) {
             Log(socketPath + ': ' + e.message);
@@ -146,6 +164,7 @@
         });
         var stop = function () {
             server.close();
+            pool.close();
             try { fs.unlinkSync(socketPath); } catch (e) { /* already gone */ }
             process.exit(0);
         };

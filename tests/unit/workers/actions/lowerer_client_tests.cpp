@@ -5,6 +5,7 @@
 #include <cppunit/extensions/HelperMacros.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -40,24 +42,45 @@ std::string ReadText(const std::string& path) {
     return s.str();
 }
 
-// sigil-lowerer on a socket in a fresh folder, stopped (SIGTERM) with the fixture.
+// sigil-lowerer on a socket in a fresh folder, stopped (SIGTERM) with the fixture; `deadline_ms`
+// (0 = the daemon's default) is its per-request deadline whatever the source's size (with no
+// warm-up then, so no warm-up round makes a small request wait past it).
 class Daemon {
 public:
-    Daemon() {
+    explicit Daemon(int deadline_ms = 0) {
         char dir[] = "/tmp/sigil-lowerer-test-XXXXXX";
         CPPUNIT_ASSERT(::mkdtemp(dir) != nullptr);
         m_dir = dir;
         m_socket = m_dir + "/lowerer.sock";
+        m_log = m_dir + "/lowerer.log";
         m_pid = ::fork();
         CPPUNIT_ASSERT(m_pid >= 0);
         if (m_pid == 0) {
+            const int log = ::open(m_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+            if (log < 0 || ::dup2(log, 2) < 0) ::_exit(126);
             const std::string script = std::string(SIGIL_BINARY_DIR) + "/bin/sigil-lowerer.cjs";
-            ::execl(SIGIL_NODE, SIGIL_NODE, script.c_str(), "--socket", m_socket.c_str(), "--warmup", "2",
-                    static_cast<char*>(nullptr));
+            const std::string deadline = std::to_string(deadline_ms);
+            if (deadline_ms > 0) {
+                ::execl(SIGIL_NODE, SIGIL_NODE, script.c_str(), "--socket", m_socket.c_str(), "--warmup", "0", "--deadline-ms",
+                        deadline.c_str(), "--deadline-ms-per-kib", "0", static_cast<char*>(nullptr));
+            } else {
+                ::execl(SIGIL_NODE, SIGIL_NODE, script.c_str(), "--socket", m_socket.c_str(), "--warmup", "2",
+                        static_cast<char*>(nullptr));
+            }
             ::_exit(127);
         }
-        for (int i = 0; i < 400 && !Listening(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
-        CPPUNIT_ASSERT_MESSAGE("sigil-lowerer did not listen on " + m_socket, Listening());
+        // Listening, and both lowering threads started and warmed up: the tests time the lowering,
+        // not a thread's start (requests that arrive earlier wait, within their deadline).
+        const std::string ready = deadline_ms > 0 ? "ready in" : "warmed up";
+        for (int i = 0; i < 1200 && !(Listening() && Count(ReadText(m_log), ready) >= 2); ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(25));
+        }
+        CPPUNIT_ASSERT_MESSAGE("sigil-lowerer did not come up on " + m_socket + ": " + ReadText(m_log), Listening());
+    }
+    static std::size_t Count(const std::string& text, const std::string& word) {
+        std::size_t n = 0;
+        for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+        return n;
     }
     ~Daemon() {
         Stop();
@@ -69,6 +92,8 @@ public:
         ::waitpid(m_pid, nullptr, 0);
         m_pid = -1;
         ::unlink(m_socket.c_str());
+        std::cerr << ReadText(m_log);
+        ::unlink(m_log.c_str());
     }
     const std::string& socket() const { return m_socket; }
     const std::string& dir() const { return m_dir; }
@@ -81,7 +106,7 @@ private:
         sigil::common::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
         return ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
     }
-    std::string m_dir, m_socket;
+    std::string m_dir, m_socket, m_log;
     pid_t m_pid = -1;
 };
 
@@ -138,6 +163,7 @@ class LowererClientTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testSilentDaemonTimesOut);
     CPPUNIT_TEST(testSourceItMustNotSeeIsNotSent);
     CPPUNIT_TEST(testServesSeveralRequestsAtOnce);
+    CPPUNIT_TEST(testDaemonThatGivesUpIsAskedAgain);
     CPPUNIT_TEST_SUITE_END();
 
 public:
@@ -149,7 +175,11 @@ public:
         for (const std::string& source : Corpus()) {
             auto expected = (*transpiler)->Lower(source);
             CPPUNIT_ASSERT_MESSAGE(source.substr(0, 80), expected.ok());
+            // Each request is lowered in a fresh V8 context (about 2.5x the cost of a warm one): on
+            // a loaded machine the 10 KB source may pass the worker's wait; this test is about the
+            // text, so such a source is asked again.
             auto got = LowerWithDaemon(daemon.socket(), source, 20000);
+            for (int attempt = 0; attempt < 4 && !got; ++attempt) got = LowerWithDaemon(daemon.socket(), source, 20000);
             CPPUNIT_ASSERT_MESSAGE(source.substr(0, 80), got.has_value());
             CPPUNIT_ASSERT_EQUAL_MESSAGE(source.substr(0, 80), *expected, *got);
             ++compared;
@@ -217,9 +247,12 @@ public:
         Daemon daemon;
         auto transpiler = Transpiler::Create();
         CPPUNIT_ASSERT(transpiler.ok());
-        const std::string& source = Corpus().back();
+        const std::string& source = Corpus().front();
         auto expected = (*transpiler)->Lower(source);
         CPPUNIT_ASSERT(expected.ok());
+        // Twice as many as the daemon has threads (2 by default), of a small source: they share the
+        // threads within the deadline (large sources past it are left to the child:
+        // testDaemonThatGivesUpIsAskedAgain, lowerer_pool.test.mjs).
         std::vector<std::optional<std::string>> got(4);
         std::vector<std::thread> threads;
         for (std::size_t i = 0; i < got.size(); ++i) {
@@ -230,6 +263,30 @@ public:
             CPPUNIT_ASSERT(g.has_value());
             CPPUNIT_ASSERT_EQUAL(*expected, *g);
         }
+    }
+    void testDaemonThatGivesUpIsAskedAgain() {
+        // A source past the daemon's deadline: it answers 'T' (its thread killed), the child lowers
+        // that source, and the daemon, which answered, is asked again at once (no pause, as for a
+        // daemon that said nothing).
+        Daemon daemon(300);
+        // Its threads start after it listens: until they do, requests wait (past 300 ms: 'T').
+        bool up = false;
+        for (int i = 0; i < 100 && !up; ++i) {
+            up = LowerWithDaemon(daemon.socket(), "const up = 1;", 20000).has_value();
+            if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        CPPUNIT_ASSERT(up);
+        std::string slow = "let a = {};";
+        while (slow.size() < 400 * 1024) slow += "a?.b;";
+        auto start = Clock::now();
+        CPPUNIT_ASSERT(!LowerWithDaemon(daemon.socket(), slow, 20000).has_value());
+        const auto took = Clock::now() - start;
+        CPPUNIT_ASSERT(took >= std::chrono::milliseconds(290));
+        CPPUNIT_ASSERT(took < std::chrono::milliseconds(LowererWaitMs(slow.size())));
+        start = Clock::now();
+        auto small = LowerWithDaemon(daemon.socket(), "const main = () => 1 ?? 2;", 20000);
+        CPPUNIT_ASSERT(small.has_value());
+        CPPUNIT_ASSERT(small->find("__sigil_nc") != std::string::npos);
     }
 };
 

@@ -138,6 +138,7 @@ class TranspilerTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testOptionalCatchInACompatShape);
     CPPUNIT_TEST(testModernSyntaxErrorsKeepTheirLocation);
     CPPUNIT_TEST(testOnlyCodeMentioningBigIntIsRewritten);
+    CPPUNIT_TEST(testScansAreLinearInTheSource);
     CPPUNIT_TEST_SUITE_END();
 
     static Transpiler& Shared() {
@@ -546,6 +547,48 @@ const main = () => PAIRS.map(([s, t]) => { const a = BigInt(s), b = BigInt(t), k
         CPPUNIT_ASSERT(!gen.ok());
         CPPUNIT_ASSERT_EQUAL(std::string("syntax_error"), gen.error().code);
         CPPUNIT_ASSERT_MESSAGE(gen.error().message, gen.error().message.find("line 2, column 11: generators") != std::string::npos);
+    }
+    // Sources built to make a scan of lower.js or buble quadratic lower (or are refused) in about
+    // the time of one pass: 720 KB of `while(` took 120 s in sigil-lowerer (V8), and each of these
+    // took longer still in the child, until its run's time limit. The bounds are generous for a
+    // loaded machine; the old scans took minutes.
+    void testScansAreLinearInTheSource() {
+        using Clock = std::chrono::steady_clock;
+        const std::size_t size = 720 * 1024;
+        auto repeat = [](const std::string& unit, std::size_t bytes) {
+            std::string out;
+            while (out.size() < bytes) out += unit;
+            return out;
+        };
+        struct Case {
+            const char* name;
+            std::string source;
+            bool lowers;
+        };
+        const Case cases[] = {
+            // A loop head's `)` searched from every head (HasBracelessLoop).
+            {"while(", repeat("while(", size), false},
+            // for\s*\([^;]*?\sof from every head with no `;` (the for-of marker).
+            {"for(", repeat("for(", size), false},
+            // A regular expression's flags: every split of a long run of flag letters was tried.
+            {"/sss...x", "x = /" + std::string(size, 's') + "x/;", true},
+        };
+        for (const Case& c : cases) {
+            const auto start = Clock::now();
+            auto lowered = Shared().Lower(c.source);
+            const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+            std::cerr << "\n  " << c.name << " (" << c.source.size() / 1024 << " KB): " << took << " ms";
+            CPPUNIT_ASSERT_EQUAL_MESSAGE(c.name, c.lowers, lowered.ok());
+            CPPUNIT_ASSERT_MESSAGE(std::string(c.name) + " took " + std::to_string(took) + " ms", took < 20000);
+        }
+        // Many blocks on one line (minified code; our rewrites' arrows): buble stepped back to the
+        // line's start for each block's indentation.
+        const std::string chains = "let a = {};" + repeat("a?.b;", 40 * 1024);
+        const auto start = Clock::now();
+        CPPUNIT_ASSERT(Shared().Lower(chains).ok());
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+        std::cerr << "\n  a?.b; on one line (40 KB): " << took << " ms\n";
+        CPPUNIT_ASSERT_MESSAGE("took " + std::to_string(took) + " ms", took < 60000);
     }
     void testOnlyCodeMentioningBigIntIsRewritten() {
         // Ordinary code keeps native operators; the rewrite starts at a BigInt literal or the identifier.
