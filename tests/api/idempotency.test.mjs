@@ -134,7 +134,8 @@ test('a 402 is not replayed: after a top-up the same Idempotency-Key runs', asyn
 
 test('a claim whose worker was killed answers 409 until its lease ends, then the retry runs', async () => {
   const code = 'async function main() { var t = Date.now(); while (Date.now() - t < 3000) {} return "late"; }';
-  const { owner } = await runnableAccount('killed claim', 2000, code);
+  // A run holds its whole time limit (30 s at RUN_PRICE), and the killed run's hold stands: credit for two.
+  const { owner } = await runnableAccount('killed claim', 2 * 30 * RUN_PRICE + 2000, code);
   const headers = { 'Idempotency-Key': 'killed-mid-run' };
   const claimedAt = Date.now();
   const running = stack.request('POST', 'sigil_action', { key: owner, body: { code }, headers });
