@@ -32,7 +32,7 @@ const CODE = 'async function main() { return "Hello World!"; }';
 async function prepare(billing) {
   const stack = await startStack({
     workers: WORKERS,
-    billing: billing ? { lines: ['starter_credit_cents = 100000000', 'max_concurrent_runs_per_key = 0'],
+    billing: billing ? { lines: ['starter_credit_cents = 100000000', 'starter_credit_budget_cents = 1000000000000', 'max_concurrent_runs_per_key = 0'],
       database: dbIndex > 0 ? process.argv[dbIndex + 1] : undefined } : null,
   });
   const { api_key: key } = await newAccount(stack, 'billing cost');
