@@ -98,6 +98,7 @@ class LedgerContractTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testSettleClampsExtraAtZeroBalance);
     CPPUNIT_TEST(testSettleOnlyChargesAndOnlyOnce);
     CPPUNIT_TEST(testMoveBalanceMovesEverything);
+    CPPUNIT_TEST(testMoveBalanceOnceMovesOncePerId);
     CPPUNIT_TEST(testEntriesNewestFirstAndConsistent);
     CPPUNIT_TEST(testIntentsPutFindConflictAndCredited);
     CPPUNIT_TEST(testCreditOnceRefusesAnotherCustomersIntent);
@@ -360,6 +361,35 @@ public:
         CPPUNIT_ASSERT_EQUAL(Cents{0}, *nothing);
         CPPUNIT_ASSERT_EQUAL(std::size_t{2}, l->Entries(A, 10)->size());
         ExpectError(l->MoveBalance(A, A, "conv-3"), ErrorKind::InvalidInput, "invalid_to");
+    }
+
+    void testMoveBalanceOnceMovesOncePerId() {
+        auto l = OpenLedger();
+        ExpectOk(l->CreditOnce(A, "c1", 70, "starter", ""));
+        auto moved = l->MoveBalanceOnce(A, B, "0xaa:3", "chain:0xaa");
+        ExpectOk(moved);
+        CPPUNIT_ASSERT_EQUAL(Cents{70}, *moved);
+        CPPUNIT_ASSERT_EQUAL(Cents{0}, *l->Balance(A));
+        CPPUNIT_ASSERT_EQUAL(Cents{70}, *l->Balance(B));
+        ExpectConsistent(*l->Entries(A, 10));
+        ExpectConsistent(*l->Entries(B, 10));
+        // Credit that arrives later stays where it lands, however often the same event is heard.
+        ExpectOk(l->CreditOnce(A, "c2", 5, "payment", ""));
+        CPPUNIT_ASSERT_EQUAL(Cents{0}, *l->MoveBalanceOnce(A, B, "0xaa:3", "chain:0xaa"));
+        CPPUNIT_ASSERT_EQUAL(Cents{5}, *l->Balance(A));
+        CPPUNIT_ASSERT_EQUAL(Cents{70}, *l->Balance(B));
+        // An id that found nothing to move is spent all the same.
+        auto l2 = l->MoveBalanceOnce(B, A, "0xbb:0", "chain:0xbb");
+        CPPUNIT_ASSERT_EQUAL(Cents{70}, *l2);
+        CPPUNIT_ASSERT_EQUAL(Cents{0}, *l->MoveBalanceOnce(B, A, "0xcc:1", "chain:0xcc"));
+        ExpectOk(l->CreditOnce(B, "c3", 9, "payment", ""));
+        CPPUNIT_ASSERT_EQUAL(Cents{0}, *l->MoveBalanceOnce(B, A, "0xcc:1", "chain:0xcc"));
+        CPPUNIT_ASSERT_EQUAL(Cents{9}, *l->Balance(B));
+        // A move id never collides with a credit id of the same text.
+        ExpectOk(l->CreditOnce(A, "0xdd:0", 1, "payment", ""));
+        CPPUNIT_ASSERT_EQUAL(Cents{76}, *l->MoveBalanceOnce(A, B, "0xdd:0", "chain:0xdd"));
+        ExpectError(l->MoveBalanceOnce(A, A, "0xee:0", ""), ErrorKind::InvalidInput, "invalid_to");
+        ExpectError(l->MoveBalanceOnce(A, B, "", ""), ErrorKind::InvalidInput, "invalid_move_id");
     }
 
     void testEntriesNewestFirstAndConsistent() {
