@@ -19,6 +19,7 @@ void AddApiRoutes(Router& router, Service& service, ActionRunner* runner, Billin
         service.Credential().Clear();
         service.StartChainBudget();
     });
+    router.SetRequestEndHook([&service] { service.Credential().Clear(); });
     AddAccountRoutes(router, service);
     AddWalletRoutes(router, service);
     AddGroupRoutes(router, service);

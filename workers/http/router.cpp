@@ -40,6 +40,7 @@ HttpResponse Router::Dispatch(const HttpRequest& request) const {
         common::LogError("handler threw a non-standard exception", request.request_id);
         response = ErrorResponse(500, "internal_error", "internal error");
     }
+    if (m_request_end_hook) m_request_end_hook();
     FinalizeResponse(response, request);
     return response;
 }

@@ -91,6 +91,9 @@ public:
     // Called at the start of every dispatched request, before authentication (the API starts the
     // request's chain budget there).
     void SetRequestHook(std::function<void()> hook) { m_request_hook = std::move(hook); }
+    // Called at the end of every dispatched request, after its handler returned or threw (the API
+    // wipes the request's write credential there, so no key outlives its request in the worker).
+    void SetRequestEndHook(std::function<void()> hook) { m_request_end_hook = std::move(hook); }
 
     // Routes a request and always returns a complete response (FinalizeResponse applied):
     //   unknown path -> 404 not_found; known path, other method -> 405 method_not_allowed with Allow;
@@ -107,6 +110,7 @@ private:
     std::vector<Route> m_routes;
     Authenticator m_authenticator;
     std::function<void()> m_request_hook;
+    std::function<void()> m_request_end_hook;
 };
 
 }  // namespace sigil::workers

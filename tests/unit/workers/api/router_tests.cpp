@@ -81,6 +81,7 @@ class RouterTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testOptionalJsonBody);
     CPPUNIT_TEST(testHandlerErrorsAreMapped);
     CPPUNIT_TEST(testExceptionBecomes500);
+    CPPUNIT_TEST(testHooksFrameEveryRequestEvenAThrowingOne);
     CPPUNIT_TEST(testAuthRequiresAuthenticator);
     CPPUNIT_TEST(testEveryResponseCarriesHeaders);
     CPPUNIT_TEST(testSystemRoutes);
@@ -152,6 +153,28 @@ public:
         CPPUNIT_ASSERT_EQUAL(500, r.status);
         CPPUNIT_ASSERT(HasErrorCode(r, "internal_error"));
         CPPUNIT_ASSERT(r.body.find("boom") == std::string::npos);  // internals never reach the client
+    }
+    void testHooksFrameEveryRequestEvenAThrowingOne() {
+        // The API wipes a request's write credential in the end hook: it must run whatever the
+        // handler did, and after it, never before.
+        Router router = TestRouter();
+        std::string trace;
+        router.SetRequestHook([&trace] { trace += "start "; });
+        router.SetRequestEndHook([&trace] { trace += "end "; });
+        router.Add({"GET", "/core/v1/traced", AuthRequirement::None, BodyKind::None,
+                    [&trace](RequestContext&) -> common::Result<HttpResponse> {
+                        trace += "handler ";
+                        return JsonResponse(200, "{}");
+                    },
+                    "", "", "", ""});
+        CPPUNIT_ASSERT_EQUAL(200, router.Dispatch(Req("GET", "/core/v1/traced")).status);
+        CPPUNIT_ASSERT_EQUAL(std::string("start handler end "), trace);
+        trace.clear();
+        CPPUNIT_ASSERT_EQUAL(500, router.Dispatch(Req("GET", "/core/v1/throw")).status);
+        CPPUNIT_ASSERT_EQUAL(std::string("start end "), trace);
+        trace.clear();
+        CPPUNIT_ASSERT_EQUAL(404, router.Dispatch(Req("GET", "/nope")).status);
+        CPPUNIT_ASSERT_EQUAL(std::string("start end "), trace);
     }
     void testAuthRequiresAuthenticator() {
         Router router = TestRouter();
