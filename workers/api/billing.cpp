@@ -342,26 +342,27 @@ RunCharge::RunCharge(RunCharge&& other) noexcept
       m_held_seconds(other.m_held_seconds), m_held_ms(other.m_held_ms), m_limited_by(std::move(other.m_limited_by)),
       m_begun_ms(other.m_begun_ms), m_started(other.m_started), m_slot_taken(std::exchange(other.m_slot_taken, false)) {}
 
-// Keeps the started seconds measured since the hold, at least one and never more than were held
-// (the run's time limit was the held seconds; what the kill takes past it is not the caller's).
+// A started run keeps its measured seconds, at least one and never more than were held (the run's
+// time limit was the held seconds; what the kill takes past it is not the caller's); a run that
+// never started (refused, or the service failed before its code reached the sandbox) keeps nothing.
 void RunCharge::Settle() {
-    const auto elapsed_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(0, common::MonotonicMs() - m_begun_ms));
-    const auto seconds = static_cast<std::int64_t>((elapsed_ms + 999) / 1000);
-    const Cents price = m_context.billing->settings().run_second_price_cents;
-    const Cents actual = std::clamp<std::int64_t>(seconds, 1, std::max<std::int64_t>(1, m_held_seconds)) * price;
+    Cents actual = 0;
+    if (m_started) {
+        const auto elapsed_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(0, common::MonotonicMs() - m_begun_ms));
+        const auto seconds = static_cast<std::int64_t>((elapsed_ms + 999) / 1000);
+        actual = std::clamp<std::int64_t>(seconds, 1, std::max<std::int64_t>(1, m_held_seconds)) *
+                 m_context.billing->settings().run_second_price_cents;
+    }
+    const char* reason = m_started ? "run:settle" : "run:refund";
     auto ledger = m_context.billing->Store();
-    auto settled = ledger.ok() ? (*ledger)->Settle(*m_hold, actual, "run:settle") : Result<Cents>(ledger.error());
-    if (!settled.ok()) common::LogError("run settlement not written (the hold stands): " + settled.error().message);
+    auto settled = ledger.ok() ? (*ledger)->Settle(*m_hold, actual, reason) : Result<Cents>(ledger.error());
+    if (!settled.ok()) {
+        common::LogError(std::string(reason) + " not written (the hold stands): " + settled.error().message);
+    }
 }
 
 RunCharge::~RunCharge() {
-    if (m_hold && m_started) {
-        Settle();
-    } else if (m_hold) {  // never started: refused, or the service failed before the code reached the sandbox
-        auto ledger = m_context.billing->Store();
-        auto refunded = ledger.ok() ? (*ledger)->Settle(*m_hold, 0, "run:refund") : Result<Cents>(ledger.error());
-        if (!refunded.ok()) common::LogError("run refund not written (the hold stands): " + refunded.error().message);
-    }
+    if (m_hold) Settle();
     if (m_slot_taken) m_context.scoreboard->Slot(m_context.slot).run_key.store(0, std::memory_order_release);
 }
 
