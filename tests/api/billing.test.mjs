@@ -10,6 +10,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import {
   startStack, ethers, assertError, assertOk, newAccount, addGroup, createWallet, accountConfigAbi, BUILD_DIR,
+  signedEnvelope, walletAuth as walletAuthOf,
 } from './stack.mjs';
 
 const STARTER = 20;        // [billing] starter_credit_cents
@@ -369,18 +370,7 @@ test('Idempotency-Key: a retried write returns the first answer, runs once and i
   assert.equal(theirs.headers['idempotent-replayed'], undefined);
 });
 
-// The BillingAuth envelope as an X-Wallet-Auth value, signed by ethers.
-async function walletAuth(signer, { primaryType = 'BillingAuth', issuedAt = Math.floor(Date.now() / 1000), address = signer.address } = {}) {
-  const domain = { name: 'Sigil ChainSecured', version: '1', chainId: Number(stack.chainId) };
-  const types = { [primaryType]: [{ name: 'address', type: 'address' }, { name: 'issuedAt', type: 'uint256' }] };
-  const message = { address, issuedAt };
-  const signature = await signer.signTypedData(domain, types, message);
-  const typed_data = {
-    types: { EIP712Domain: [{ name: 'name', type: 'string' }, { name: 'version', type: 'string' }, { name: 'chainId', type: 'uint256' }], ...types },
-    primaryType, domain, message,
-  };
-  return Buffer.from(JSON.stringify({ typed_data, signature })).toString('base64');
-}
+const walletAuth = (signer, overrides) => walletAuthOf(stack, signer, overrides);
 
 test('X-Wallet-Auth: a ChainSecured admin reads its balance and buys credits; wrong signer, stale issuedAt, wrong primaryType refused', async () => {
   const admin = ethers.Wallet.createRandom().connect(provider);
@@ -407,14 +397,7 @@ test('conversion to ChainSecured moves the balance to the new admin\'s customer'
   const { api_key: key } = await newAccount(stack, 'converting');
   const before = await balanceOf(key);
   const admin = ethers.Wallet.createRandom();
-  const domain = { name: 'Sigil ChainSecured', version: '1', chainId: Number(stack.chainId) };
-  const types = { ConvertAccount: [{ name: 'address', type: 'address' }, { name: 'issuedAt', type: 'uint256' }] };
-  const message = { address: admin.address, issuedAt: Math.floor(Date.now() / 1000) };
-  const signature = await admin.signTypedData(domain, types, message);
-  const typed_data = {
-    types: { EIP712Domain: [{ name: 'name', type: 'string' }, { name: 'version', type: 'string' }, { name: 'chainId', type: 'uint256' }], ...types },
-    primaryType: 'ConvertAccount', domain, message,
-  };
+  const { typed_data, signature } = await signedEnvelope(stack, admin, 'ConvertAccount');
   assertOk(await stack.request('POST', 'convert_to_chain_secured_account', { key,
     body: { new_admin_wallet_address: admin.address, typed_data, signature } }));
   assert.equal(await balanceOf(undefined, { 'X-Wallet-Auth': await walletAuth(admin) }), before - WRITE_PRICE);

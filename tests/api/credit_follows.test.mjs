@@ -5,7 +5,7 @@
 // credit stayed on the old key wallet, where an account converted to that wallet could capture it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startStack, ethers, accountConfigAbi, eventually, assertOk } from './stack.mjs';
+import { startStack, ethers, accountConfigAbi, eventually, assertOk, walletAuth as walletAuthOf } from './stack.mjs';
 
 const STARTER = 100;  // [billing] starter_credit_cents
 
@@ -26,18 +26,7 @@ async function funded(wallet) {
 const contractAs = (w) => new ethers.Contract(stack.contract, accountConfigAbi(), w);
 const send = async (p) => (await p).wait();
 
-// The BillingAuth envelope as an X-Wallet-Auth value, signed by ethers.
-async function walletAuth(signer) {
-  const domain = { name: 'Sigil ChainSecured', version: '1', chainId: Number(stack.chainId) };
-  const types = { BillingAuth: [{ name: 'address', type: 'address' }, { name: 'issuedAt', type: 'uint256' }] };
-  const message = { address: signer.address, issuedAt: Math.floor(Date.now() / 1000) };
-  const signature = await signer.signTypedData(domain, types, message);
-  const typed_data = {
-    types: { EIP712Domain: [{ name: 'name', type: 'string' }, { name: 'version', type: 'string' }, { name: 'chainId', type: 'uint256' }], ...types },
-    primaryType: 'BillingAuth', domain, message,
-  };
-  return Buffer.from(JSON.stringify({ typed_data, signature })).toString('base64');
-}
+const walletAuth = (signer) => walletAuthOf(stack, signer);
 
 async function balanceOf(signer) {
   const r = await stack.request('GET', 'billing/balance', { headers: { 'X-Wallet-Auth': await walletAuth(signer) } });

@@ -518,6 +518,25 @@ export async function minedReceipt(stack, hash, timeoutMs = 10000) {
 }
 
 /// Reads the compiled AccountConfig ABI.
+/// A Sigil ChainSecured envelope (DESIGN.md section 4) signed by `signer` with ethers: {typed_data,
+/// signature} for `primaryType`. Overrides: issuedAt (unix seconds) and address (message.address).
+export async function signedEnvelope(stack, signer, primaryType, { issuedAt = Math.floor(Date.now() / 1000), address = signer.address } = {}) {
+  const domain = { name: 'Sigil ChainSecured', version: '1', chainId: Number(stack.chainId) };
+  const types = { [primaryType]: [{ name: 'address', type: 'address' }, { name: 'issuedAt', type: 'uint256' }] };
+  const message = { address, issuedAt };
+  const signature = await signer.signTypedData(domain, types, message);
+  const typed_data = {
+    types: { EIP712Domain: [{ name: 'name', type: 'string' }, { name: 'version', type: 'string' }, { name: 'chainId', type: 'uint256' }], ...types },
+    primaryType, domain, message,
+  };
+  return { typed_data, signature };
+}
+
+/// The X-Wallet-Auth header value: base64 of a BillingAuth envelope (or `primaryType`'s) signed by `signer`.
+export async function walletAuth(stack, signer, { primaryType = 'BillingAuth', ...overrides } = {}) {
+  return Buffer.from(JSON.stringify(await signedEnvelope(stack, signer, primaryType, overrides))).toString('base64');
+}
+
 export function accountConfigAbi() {
   return JSON.parse(readFileSync(join(BUILD_DIR, 'contracts/AccountConfig.abi.json'), 'utf8'));
 }
