@@ -24,7 +24,7 @@ struct KeydOptions {
     std::uint64_t chain_id = 0;             // --chain-id N (required, > 0)
     common::Address20 contract{};           // --contract 0xADDR (required: AccountConfig)
     std::uint32_t payers = 16;              // --payers N (0..1024)
-    std::size_t max_connections = 64;       // --max-connections N (1..4096)
+    std::size_t max_connections = 1024;     // --max-connections N (1..4096): one per worker, and a pool grows to hundreds
     std::uint64_t max_fee_per_gas = 0;      // --max-fee-per-gas WEI (0 = KeyPolicy's default)
     std::uint64_t max_priority_fee_per_gas = 0;  // --max-priority-fee-per-gas WEI (0 = default)
     std::uint64_t max_gas_limit = 0;        // --max-gas-limit GAS (0 = default)
