@@ -1,9 +1,11 @@
 // The zygote's control channel: the messages between a worker's host (workers/actions/
 // sandbox_host) and its sigil-sandbox zygote, and the two calls that move them.
 //
-// Transport: one AF_UNIX SOCK_SEQPACKET pair per worker; the zygote's end is descriptor
-// ZYGOTE_CONTROL_FD of the exec'd sigil-sandbox. One packet = one frame of common/ipc_frame
-// (length:u32 big-endian || type:u8 || field*), integers as 8-byte fields.
+// Transport: one AF_UNIX SOCK_SEQPACKET connection per worker: to a shared zygote's listening
+// socket (the supervisor's, address in $SIGIL_ZYGOTE_SOCKET), or a socketpair with the worker's
+// own zygote, whose end is descriptor ZYGOTE_CONTROL_FD of the exec'd sigil-sandbox. One packet =
+// one frame of common/ipc_frame (length:u32 big-endian || type:u8 || field*), integers as 8-byte
+// fields.
 //
 // Messages:
 //   SPAWN{}                  worker -> zygote, carries exactly one descriptor (SCM_RIGHTS): the
@@ -12,7 +14,9 @@
 //   KILL{pid}                worker -> zygote, SIGKILL pid if it is one of the zygote's unreaped
 //                            children (so a recycled pid is never hit); no answer
 //   EXITED{pid, status}      zygote -> worker, a child was reaped; status as from waitpid
-// The worker's end closing is the zygote's signal to kill its children and exit.
+// Everything is per connection: KILL reaches only the connection's own children, EXITED goes to
+// the connection that spawned the child. A connection closing is the zygote's signal to kill its
+// children (and, for a worker's own zygote, to exit).
 #pragma once
 
 #include <cstdint>
