@@ -214,6 +214,11 @@ Status Zygote::EnsureConnected() {
     return Reconnect();
 }
 
+void Zygote::RunEnded() {
+    if (!shared() || ++m_runs % ZYGOTE_REBALANCE_RUNS != 0) return;
+    (void)Reconnect();  // a failure leaves no connection: the next run's EnsureConnected tries again
+}
+
 Zygote::~Zygote() {
     if (!m_control.valid()) return;
     m_control.Reset();
@@ -577,7 +582,9 @@ Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandle
     handler.OnStart(limits);
     if (admission.started) admission.started();
     RunSession session(zygote, request, std::move(limits), handler, ours.get(), *pid);
-    return session.Drive(std::move(frame).value());
+    auto outcome = session.Drive(std::move(frame).value());
+    if (outcome.ok()) zygote.RunEnded();
+    return outcome;
 }
 
 }  // namespace sigil::workers

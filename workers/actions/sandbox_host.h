@@ -47,6 +47,11 @@ constexpr const char* ZYGOTE_SOCKET_ENV = "SIGIL_ZYGOTE_SOCKET";
 // restart a killed zygote) before the run fails with Timeout "zygote_timeout".
 constexpr int SHARED_SPAWN_TIMEOUT_MS = 5000;
 
+// A worker replaces its connection to the shared zygotes after this many runs: the least busy
+// zygote accepts a new connection first (workers/sandbox/zygote.cpp), so connections that piled up
+// on one zygote (it was ready first, or another was restarted) spread out again under load.
+constexpr std::uint64_t ZYGOTE_REBALANCE_RUNS = 64;
+
 class Zygote {
 public:
     // Forks and execs the zygote with its control socket as descriptor 3 and 0 on /dev/null;
@@ -74,6 +79,9 @@ public:
     // Shared only (a no-op otherwise): reconnects when the zygote hung up since the last call (it
     // was killed or restarted) or a timeout dropped the connection. Errors: as Connect's.
     common::Status EnsureConnected();
+    // Shared only (a no-op otherwise): counts a finished run and, every ZYGOTE_REBALANCE_RUNS,
+    // connects anew (connect returns at once; a zygote accepts before the next run needs it).
+    void RunEnded();
 
     // Forks a child on channel_fd (the zygote receives a copy; the caller keeps its own).
     // Returns the child's pid. Errors: Unavailable "zygote_gone", Internal "spawn_failed".
@@ -102,6 +110,7 @@ private:
     common::UniqueFd m_control;
     pid_t m_pid = -1;
     std::string m_address;  // shared zygotes' address; "" for our own
+    std::uint64_t m_runs = 0;
 };
 
 // Worker-side limits for one run (defaults from DESIGN.md section 5).

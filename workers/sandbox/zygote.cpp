@@ -1,5 +1,6 @@
 #include "workers/sandbox/zygote.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "workers/sandbox/control.h"
@@ -25,6 +27,20 @@
 namespace sigil::workers {
 
 namespace {
+
+std::int64_t NowUs() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+// How long a shared zygote lets a new connection wait per connection it already serves, and at
+// most: every zygote is woken by a new connection and the first to call accept gets it, so the
+// least busy one takes it (up to 200 connections each apart) and the pool's forks spread over all.
+// Workers reconnect now and then (sandbox_host.h ZYGOTE_REBALANCE_RUNS), so the spread recovers
+// from zygotes that started late or were restarted.
+constexpr std::int64_t ACCEPT_WAIT_PER_CONNECTION_US = 50;
+constexpr std::int64_t ACCEPT_WAIT_MAX_US = 10000;
 
 // Connection ids are never reused (descriptor numbers are), so a child reaped after its
 // connection closed is never reported to a newer connection on the same descriptor.
@@ -62,14 +78,21 @@ private:
 void ZygoteServer::Serve() {
     std::vector<pollfd> fds;
     std::vector<ConnectionId> ids;
+    std::int64_t accept_at = 0;  // a connection waits; taken at this time unless another zygote took it
     while (m_listen >= 0 || !m_connections.empty()) {
-        fds.assign({{m_sig, POLLIN, 0}, {m_listen, POLLIN, 0}});
+        const std::int64_t now = NowUs();
+        if (accept_at != 0 && now >= accept_at) {
+            accept_at = 0;
+            Accept();
+        }
+        fds.assign({{m_sig, POLLIN, 0}, {accept_at == 0 ? m_listen : -1, POLLIN, 0}});
         ids.clear();
         for (const auto& [id, fd] : m_connections) {
             fds.push_back({fd.get(), POLLIN, 0});
             ids.push_back(id);
         }
-        if (::poll(fds.data(), fds.size(), -1) < 0) {
+        const timespec wait{0, static_cast<long>(accept_at - now) * 1000};
+        if (::ppoll(fds.data(), fds.size(), accept_at == 0 ? nullptr : &wait, nullptr) < 0) {
             if (errno == EINTR) continue;
             return;
         }
@@ -84,28 +107,35 @@ void ZygoteServer::Serve() {
             if (m_connections.count(ids[i]) == 0) continue;  // closed by Reap above
             if (!OnMessage(ids[i], fds[i + 2].fd)) Close(ids[i]);
         }
-        if (fds[1].revents & POLLIN) Accept();
+        if (fds[1].revents & POLLIN) {
+            const std::int64_t delay = std::min<std::int64_t>(
+                static_cast<std::int64_t>(m_connections.size()) * ACCEPT_WAIT_PER_CONNECTION_US, ACCEPT_WAIT_MAX_US);
+            if (delay == 0) {
+                Accept();
+            } else {
+                accept_at = NowUs() + delay;
+            }
+        }
     }
 }
 
 // Workers connect once and keep the connection; a peer of another uid is refused (the address is
 // abstract, so anyone on the host can reach it), and so is any connection beyond the cap.
+// One at a time: the next waiting connection is weighed against this zygote's new count.
 void ZygoteServer::Accept() {
-    for (;;) {
-        common::UniqueFd fd(::accept4(m_listen, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-        if (!fd.valid()) return;  // EAGAIN: no more waiting; anything else: retried on the next wake-up
-        ucred peer{};
-        socklen_t len = sizeof(peer);
-        if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != ::geteuid()) {
-            std::fprintf(stderr, "sigil-sandbox: refused a connection from uid %u\n", static_cast<unsigned>(peer.uid));
-            continue;
-        }
-        if (m_connections.size() >= ZYGOTE_MAX_CONNECTIONS) {
-            std::fprintf(stderr, "sigil-sandbox: %zu connections already; refused one more\n", m_connections.size());
-            continue;
-        }
-        AddConnection(std::move(fd));
+    common::UniqueFd fd(::accept4(m_listen, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd.valid()) return;  // EAGAIN: another zygote took it; anything else: retried on the next wake-up
+    ucred peer{};
+    socklen_t len = sizeof(peer);
+    if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != ::geteuid()) {
+        std::fprintf(stderr, "sigil-sandbox: refused a connection from uid %u\n", static_cast<unsigned>(peer.uid));
+        return;
     }
+    if (m_connections.size() >= ZYGOTE_MAX_CONNECTIONS) {
+        std::fprintf(stderr, "sigil-sandbox: %zu connections already; refused one more\n", m_connections.size());
+        return;
+    }
+    AddConnection(std::move(fd));
 }
 
 void ZygoteServer::Reap() {
