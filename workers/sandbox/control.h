@@ -19,6 +19,7 @@
 // children (and, for a worker's own zygote, to exit).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -30,6 +31,12 @@ namespace sigil::workers {
 
 // The descriptor number of the control socket in sigil-sandbox (after 0, 1, 2).
 constexpr int ZYGOTE_CONTROL_FD = 3;
+
+// Connections one shared zygote serves at once (more are accepted and closed at once), and the
+// unreaped children one connection may have (a worker runs one action at a time; beyond, SPAWNED
+// -1): a worker that floods forks cannot starve the others.
+constexpr std::size_t ZYGOTE_MAX_CONNECTIONS = 4096;
+constexpr std::size_t ZYGOTE_MAX_CHILDREN_PER_CONNECTION = 16;
 
 enum class ZygoteControlType : std::uint8_t { Spawn = 1, Spawned = 2, Kill = 3, Exited = 4 };
 

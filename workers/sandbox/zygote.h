@@ -15,26 +15,18 @@
 // workers' connections and the listening socket included) before it reads its run.
 #pragma once
 
-#include <cstddef>
-
 #include "workers/sandbox/child.h"
 
 namespace sigil::workers {
-
-// Connections one shared zygote serves at once (more are accepted and closed at once), and the
-// unreaped children one connection may have (a worker runs one action at a time; beyond, SPAWNED
-// -1): a worker that floods forks cannot starve the others.
-constexpr std::size_t ZYGOTE_MAX_CONNECTIONS = 4096;
-constexpr std::size_t ZYGOTE_MAX_CHILDREN_PER_CONNECTION = 16;
 
 // Own: serves the control socket until the worker closes it. Shared (`control_fd` is listening):
 // accepts connections (non-blocking, in the same single-threaded poll loop) from peers of this
 // process's euid only (SO_PEERCRED) and serves each; when one closes, SIGKILLs the children it
 // spawned; KILL reaches only the asking connection's children, EXITED only the connection that
 // spawned the child; answers are sent without blocking, and a worker whose socket is full loses its
-// connection. Keeps descriptors 1 and 2 (logs), points 0 at /dev/null, closes every other
-// descriptor but `control_fd`, and dies with its parent (PR_SET_PDEATHSIG). Before exiting it
-// SIGKILLs and reaps every child it still has. `options` reaches every child.
+// connection (the caps are control.h's). Keeps descriptors 1 and 2 (logs), points 0 at /dev/null,
+// closes every other descriptor but `control_fd`, and dies with its parent (PR_SET_PDEATHSIG).
+// Before exiting it SIGKILLs and reaps every child it still has. `options` reaches every child.
 [[noreturn]] void RunZygote(int control_fd, const SandboxChildOptions& options);
 
 // main() of sigil-sandbox (and of the test build with its extra natives): parses
