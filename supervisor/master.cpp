@@ -117,6 +117,9 @@ int Master::Run() {
         }
         m_zygotes.emplace(std::move(zygotes).value());
         m_zygotes->Tick(MonotonicMs());
+        // About 0.2 s; bounded, so a broken sandbox never keeps the pool from starting (its
+        // workers' runs then fail typed until a zygote serves).
+        if (!m_zygotes->WaitReady(10000)) LogWarn("sandbox zygotes not all ready after 10 s; starting the workers anyway");
     } else {
         LogWarn("no sigil-sandbox beside the worker binary and no actions.sandbox_path: no shared zygotes");
     }

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 extern char** environ;
@@ -32,8 +33,10 @@ namespace {
 using common::ErrorKind;
 using common::MakeError;
 
-// Where sigil-sandbox finds its control socket (workers/sandbox/control.h ZYGOTE_CONTROL_FD).
+// Where sigil-sandbox finds its control socket and its readiness pipe (workers/sandbox/control.h
+// ZYGOTE_CONTROL_FD, ZYGOTE_READY_FD).
 constexpr int kZygoteControlFd = 3;
+constexpr int kZygoteReadyFd = 4;
 // Room above the descriptors being arranged in the forked child.
 constexpr int kScratchFd = 10;
 
@@ -56,7 +59,7 @@ std::vector<std::string> ZygoteEnvironment() {
 }
 
 // In the forked child: async-signal-safe calls only until execve.
-[[noreturn]] void ExecZygote(int listen_fd, pid_t parent, char* const* argv, char* const* envp) {
+[[noreturn]] void ExecZygote(int listen_fd, int ready_fd, pid_t parent, char* const* argv, char* const* envp) {
     // The supervisor's handlers are reset by exec, its ignored SIGPIPE and blocked mask are not;
     // the sandbox's limits count on default actions (SIGXCPU).
     sigset_t none;
@@ -70,10 +73,14 @@ std::vector<std::string> ZygoteEnvironment() {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1);
     const int sock = fcntl(listen_fd, F_DUPFD, kScratchFd);
+    const int ready = fcntl(ready_fd, F_DUPFD, kScratchFd);
     const int null_fd = open("/dev/null", O_RDWR);
-    if (sock < 0 || null_fd < 0) _exit(126);
-    if (dup2(null_fd, 0) != 0 || dup2(sock, kZygoteControlFd) != kZygoteControlFd) _exit(126);
-    close_range(kZygoteControlFd + 1, ~0U, 0);
+    if (sock < 0 || ready < 0 || null_fd < 0) _exit(126);
+    if (dup2(null_fd, 0) != 0 || dup2(sock, kZygoteControlFd) != kZygoteControlFd ||
+        dup2(ready, kZygoteReadyFd) != kZygoteReadyFd) {
+        _exit(126);
+    }
+    close_range(kZygoteReadyFd + 1, ~0U, 0);
     execve(argv[0], argv, envp);
     static const char msg[] = "sigil-supervisor: exec of the sandbox zygote failed\n";
     [[maybe_unused]] auto n = write(2, msg, sizeof msg - 1);
@@ -157,10 +164,16 @@ common::Status ZygotePool::StartOne(std::int64_t now_ms) {
     argv.push_back(nullptr);
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
+    int pipe_fds[2];
+    if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        return MakeError(ErrorKind::Internal, "fork_failed", std::string("pipe (zygote): ") + std::strerror(errno));
+    }
+    common::UniqueFd ready_read(pipe_fds[0]), ready_write(pipe_fds[1]);
     const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) return MakeError(ErrorKind::Internal, "fork_failed", std::string("fork (zygote): ") + std::strerror(errno));
-    if (pid == 0) ExecZygote(m_listen.get(), parent, argv.data(), envp.data());
+    if (pid == 0) ExecZygote(m_listen.get(), ready_write.get(), parent, argv.data(), envp.data());
+    ready_write.Reset();  // the zygote holds the only write end: EOF here once it is warm (or dead)
     // Nothing reaps between fork and here (this loop is the supervisor's only thread).
     common::UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd.valid()) {
@@ -170,9 +183,28 @@ common::Status ZygotePool::StartOne(std::int64_t now_ms) {
         errno = err;
         return MakeError(ErrorKind::Internal, "fork_failed", std::string("pidfd_open (zygote): ") + std::strerror(errno));
     }
-    m_running.push_back(Running{pid, std::move(pidfd), now_ms});
+    m_running.push_back(Running{pid, std::move(pidfd), std::move(ready_read), now_ms});
     common::LogDebug("sandbox zygote pid " + std::to_string(pid) + " started");
     return common::Success();
+}
+
+bool ZygotePool::WaitReady(int timeout_ms) {
+    const std::int64_t until = common::MonotonicMs() + timeout_ms;
+    for (;;) {
+        std::vector<pollfd> fds;
+        for (const auto& z : m_running) {
+            if (z.ready.valid()) fds.push_back({z.ready.get(), POLLIN, 0});
+        }
+        if (fds.empty()) return m_running.size() == m_count;
+        const std::int64_t left = until - common::MonotonicMs();
+        if (left <= 0) return false;
+        if (poll(fds.data(), fds.size(), static_cast<int>(left)) < 0 && errno != EINTR) return false;
+        for (auto& z : m_running) {
+            for (const auto& p : fds) {
+                if (p.fd == z.ready.get() && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0) z.ready.Reset();
+            }
+        }
+    }
 }
 
 void ZygotePool::Stop() {

@@ -42,13 +42,19 @@ public:
     const std::string& address() const { return m_address; }
 
     // Notices zygotes that died (reaping them), and starts missing ones: fork + exec of the
-    // sandbox executable with the listening socket as descriptor 3, /dev/null at 0, logs on 1 and
-    // 2, every other descriptor closed, an environment of nothing but glibc's malloc tunable and
+    // sandbox executable with the listening socket as descriptor 3, a readiness pipe's write end
+    // as 4, /dev/null at 0, logs on 1 and 2, every other descriptor closed, an environment of nothing but glibc's malloc tunable and
     // sanitizer settings, default signal state, and death with the supervisor (PR_SET_PDEATHSIG).
     // Restarts follow the workers' RestartBackoff (zygotes that keep dying young wait longer).
     // Call before ChildPool::Reap, which reaps any child it does not know (a zygote's status is
     // then lost, its death still seen through its pidfd).
     void Tick(std::int64_t now_ms);
+
+    // Waits up to `timeout_ms` until every zygote started so far is warm (it closes its readiness
+    // pipe once preloaded and serving; a dead one counts too: Tick restarts it). True when all
+    // `count` are running and warm. The supervisor starts its first workers after this, so their
+    // first runs never wait for a zygote's warm-up.
+    bool WaitReady(int timeout_ms);
 
     // SIGKILLs and reaps every zygote (call once no worker is left: their runs die with them).
     void Stop();
@@ -60,6 +66,7 @@ private:
     struct Running {
         pid_t pid = 0;
         common::UniqueFd pidfd;  // readable once the process ended, whoever reaped it
+        common::UniqueFd ready;  // readiness pipe's read end until it reads EOF (warm), then closed
         std::int64_t started_ms = 0;
     };
 

@@ -31,6 +31,9 @@ namespace sigil::workers {
 
 // The descriptor number of the control socket in sigil-sandbox (after 0, 1, 2).
 constexpr int ZYGOTE_CONTROL_FD = 3;
+// A shared zygote's readiness: the write end of a pipe from its starter, closed once the zygote is
+// warm (preloaded, serving), so the supervisor starts its workers on zygotes that answer at once.
+constexpr int ZYGOTE_READY_FD = 4;
 
 // Connections one shared zygote serves at once (more are accepted and closed at once), and the
 // unreaped children one connection may have (a worker runs one action at a time; beyond, SPAWNED

@@ -227,9 +227,13 @@ bool IsListening(int fd) {
         if (::dup2(control, ZYGOTE_CONTROL_FD) < 0) ::_exit(1);
         control = ZYGOTE_CONTROL_FD;
     }
-    if (::close_range(ZYGOTE_CONTROL_FD + 1, ~0u, 0) != 0) {
-        for (int fd = ZYGOTE_CONTROL_FD + 1; fd < 65536; ++fd) ::close(fd);
+    // A shared zygote keeps ZYGOTE_READY_FD until it is warm: closing it tells the supervisor.
+    const bool shared = IsListening(control);
+    const int first_closed = shared ? ZYGOTE_READY_FD + 1 : ZYGOTE_CONTROL_FD + 1;
+    if (::close_range(static_cast<unsigned>(first_closed), ~0u, 0) != 0) {
+        for (int fd = first_closed; fd < 65536; ++fd) ::close(fd);
     }
+    if (shared) ::fcntl(ZYGOTE_READY_FD, F_SETFD, FD_CLOEXEC);
     ::fcntl(control, F_SETFD, FD_CLOEXEC);
     // The starter already put /dev/null at 0 (a worker's own 0 is the FastCGI listen socket); kept
     // in case sigil-sandbox is started some other way.
@@ -243,7 +247,6 @@ bool IsListening(int fd) {
     ::sigprocmask(SIG_BLOCK, &chld, nullptr);
     const int sig_fd = ::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sig_fd < 0) ::_exit(1);
-    const bool shared = IsListening(control);
     if (shared) ::fcntl(control, F_SETFL, ::fcntl(control, F_GETFL) | O_NONBLOCK);
 
     // Everything children share copy-on-write is built once, here, before any request data.
@@ -257,6 +260,7 @@ bool IsListening(int fd) {
         if (created.ok()) transpiler = std::move(created).value();
     }
     PrepareSandboxHeap(options);
+    if (shared) ::close(ZYGOTE_READY_FD);  // before any fork: no child ever holds it
 
     ZygoteServer server(shared ? control : -1, sig_fd, options, transpiler.get());
     if (!shared) server.AddConnection(common::UniqueFd(control));

@@ -108,6 +108,7 @@ class ZygotesTests : public CppUnit::TestFixture {
     CPPUNIT_TEST_SUITE(ZygotesTests);
     CPPUNIT_TEST(testDefaultCountIsOnlineCpus);
     CPPUNIT_TEST(testStartsCountZygotesOfTheSandboxExecutable);
+    CPPUNIT_TEST(testReadyMeansWarm);
     CPPUNIT_TEST(testManyConnectionsRunOnOneZygote);
     CPPUNIT_TEST(testEachConnectionSeesOnlyItsOwnChildren);
     CPPUNIT_TEST(testClosingAConnectionKillsOnlyItsChildren);
@@ -128,10 +129,9 @@ class ZygotesTests : public CppUnit::TestFixture {
         CPPUNIT_ASSERT_MESSAGE(pool.ok() ? "" : pool.error().message, pool.ok());
         m_pool.emplace(std::move(pool).value());
         m_pool->Tick(NowMs());
-        // Once a zygote serves (a loaded machine may take seconds to warm one up), the tests'
+        // Once the zygotes serve (a loaded machine may take seconds to warm one up), the tests'
         // own 5 s bounds measure what they mean to.
-        Zygote probe = Connect();
-        (void)HelloOnceWarm(probe, "warm");
+        CPPUNIT_ASSERT(m_pool->WaitReady(60000));
         return *m_pool;
     }
     Zygote Connect() {
@@ -197,6 +197,26 @@ public:
         // Ticking again starts nothing more.
         pool.Tick(NowMs());
         CPPUNIT_ASSERT_EQUAL(std::size_t{2}, pool.pids().size());
+    }
+    void testReadyMeansWarm() {
+        auto pool = ZygotePool::Open(TEST_SANDBOX, 2);
+        CPPUNIT_ASSERT(pool.ok());
+        CPPUNIT_ASSERT(!pool->WaitReady(0));  // none running yet
+        pool->Tick(NowMs());
+        CPPUNIT_ASSERT(pool->WaitReady(60000));
+        // Each has closed its end of the readiness pipe (descriptor 4) and holds the listening socket.
+        for (pid_t pid : pool->pids()) {
+            char link[PATH_MAX] = {};
+            const std::string fd4 = "/proc/" + std::to_string(pid) + "/fd/4";
+            const ssize_t n = ::readlink(fd4.c_str(), link, sizeof(link) - 1);
+            CPPUNIT_ASSERT_MESSAGE(link, n < 0 || std::string(link, static_cast<std::size_t>(n)).rfind("pipe:", 0) != 0);
+            const std::string fd3 = "/proc/" + std::to_string(pid) + "/fd/3";
+            CPPUNIT_ASSERT(::readlink(fd3.c_str(), link, sizeof(link) - 1) > 0 && std::string(link).rfind("socket:", 0) == 0);
+        }
+        // A run right away is forked at once, not after a warm-up.
+        m_pool.emplace(std::move(pool).value());
+        Zygote w = Connect();
+        CPPUNIT_ASSERT(Hello(w, "ready").end == RunEnd::Completed);
     }
     void testManyConnectionsRunOnOneZygote() {
         Pool(1);
