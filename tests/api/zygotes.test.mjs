@@ -80,8 +80,8 @@ test('the supervisor runs the configured zygotes, shared by every worker', async
   // Every worker is connected once.
   const first = z.map(connectionsOf);
   assert.equal(first.reduce((a, b) => a + b, 0), WORKERS, `connections per zygote: ${first}`);
-  // Under load the connections spread over the zygotes (whichever was ready first took them all
-  // at start): workers reconnect every 64 runs, and the least busy zygote accepts first.
+  // The connections are spread over the zygotes and stay so under load: the least busy zygote
+  // accepts a new connection first, and workers reconnect every 64 runs.
   for (let round = 0; round < 20; ++round) {
     const batch = await Promise.all(Array.from({ length: 24 }, (_, i) => run(i)));
     for (const r of batch) assert.equal(r.status, 200, r.text);
