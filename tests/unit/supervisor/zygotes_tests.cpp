@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -73,6 +74,22 @@ bool GoneWithin(pid_t pid, int ms) {
     return false;
 }
 
+// The workers' connections a shared zygote holds: its sockets above the listening one (3).
+std::size_t ConnectionsOf(pid_t pid) {
+    std::size_t n = 0;
+    const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+    if (DIR* d = ::opendir(dir.c_str())) {
+        while (const dirent* e = ::readdir(d)) {
+            char link[PATH_MAX] = {};
+            if (std::atoi(e->d_name) <= 3) continue;
+            const ssize_t len = ::readlink((dir + "/" + e->d_name).c_str(), link, sizeof(link) - 1);
+            if (len > 0 && std::string(link).rfind("socket:", 0) == 0) ++n;
+        }
+        ::closedir(d);
+    }
+    return n;
+}
+
 std::string ExeOf(pid_t pid) {
     char buf[PATH_MAX] = {};
     const ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), buf, sizeof(buf) - 1);
@@ -115,6 +132,7 @@ class ZygotesTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testPeerOfAnotherUidIsRefused);
     CPPUNIT_TEST(testKilledZygoteIsRestartedAndRunsReconnect);
     CPPUNIT_TEST(testZygoteKilledMidRunEndsTheRunTyped);
+    CPPUNIT_TEST(testRunNotYetForkedIsAskedOnceMore);
     CPPUNIT_TEST(testNoZygoteIsABoundedTimeout);
     CPPUNIT_TEST(testStopKillsEveryZygote);
     CPPUNIT_TEST(testChildHoldsNoOtherConnection);
@@ -316,6 +334,27 @@ public:
         CPPUNIT_ASSERT(NowMs() - start < 3000);  // not the run's 10 s: it ended with the zygote
         WaitForRestart(1, zygote);
         CPPUNIT_ASSERT(HelloOnceWarm(w, "next").end == RunEnd::Completed);
+    }
+    void testRunNotYetForkedIsAskedOnceMore() {
+        ZygotePool& pool = Pool(2);
+        Zygote w = Connect();
+        CPPUNIT_ASSERT(Hello(w, "first").end == RunEnd::Completed);
+        const auto pids = pool.pids();
+        const pid_t holder = ConnectionsOf(pids[0]) == 1 ? pids[0] : pids[1];
+        CPPUNIT_ASSERT_EQUAL(std::size_t{1}, ConnectionsOf(holder));
+        // The zygote holding w's connection takes the SPAWN and dies without answering.
+        ::kill(holder, SIGSTOP);
+        std::optional<Result<RunOutcome>> result;
+        std::thread runner([&] {
+            NoOps ops;
+            result.emplace(RunAction(w, RunRequest{"function main() { return 'again'; }", "{}", Limits(5000)}, ops));
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        ::kill(holder, SIGKILL);
+        runner.join();
+        // Nothing of the run had started: it was asked once more, on a new connection to the other.
+        CPPUNIT_ASSERT_MESSAGE(result->ok() ? "" : result->error().code, result->ok());
+        CPPUNIT_ASSERT_EQUAL(std::string("\"again\""), (*result)->response_json);
     }
     void testNoZygoteIsABoundedTimeout() {
         auto pool = ZygotePool::Open(TEST_SANDBOX, 1);  // never ticked: nobody accepts
