@@ -12,6 +12,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "supervisor/zygotes.h"
 
 extern char** environ;
 
@@ -24,7 +25,7 @@ constexpr int kHandoffSendChildFd = 5;
 constexpr int kHandoffRecvChildFd = 6;
 constexpr std::int64_t kKillAfterTermMs = 2000;
 
-std::vector<std::string> ChildEnvironment(std::uint32_t slot) {
+std::vector<std::string> ChildEnvironment(std::uint32_t slot, const std::string& zygote_address) {
     std::vector<std::string> env;
     const std::string fd_prefix = std::string(common::Scoreboard::FD_ENV) + "=";
     const std::string slot_prefix = std::string(common::Scoreboard::SLOT_ENV) + "=";
@@ -33,6 +34,7 @@ std::vector<std::string> ChildEnvironment(std::uint32_t slot) {
         if (v.rfind(fd_prefix, 0) == 0 || v.rfind(slot_prefix, 0) == 0) continue;
         if (v.rfind("SIGIL_SUPERVISOR_PID=", 0) == 0 || v.rfind("SIGIL_CONFIG_FD=", 0) == 0) continue;
         if (v.rfind("SIGIL_HANDOFF_SEND_FD=", 0) == 0 || v.rfind("SIGIL_HANDOFF_RECV_FD=", 0) == 0) continue;
+        if (v.rfind(std::string(ZYGOTE_SOCKET_ENV) + "=", 0) == 0) continue;
         // systemd's notify socket and watchdog belong to the supervisor alone.
         if (v.rfind("NOTIFY_SOCKET=", 0) == 0 || v.rfind("WATCHDOG_", 0) == 0) continue;
         env.emplace_back(v);
@@ -43,6 +45,7 @@ std::vector<std::string> ChildEnvironment(std::uint32_t slot) {
     env.push_back(slot_prefix + std::to_string(slot));
     env.push_back("SIGIL_HANDOFF_SEND_FD=" + std::to_string(kHandoffSendChildFd));
     env.push_back("SIGIL_HANDOFF_RECV_FD=" + std::to_string(kHandoffRecvChildFd));
+    if (!zygote_address.empty()) env.push_back(std::string(ZYGOTE_SOCKET_ENV) + "=" + zygote_address);
     return env;
 }
 
@@ -109,7 +112,7 @@ common::Result<pid_t> ChildPool::Spawn(std::uint32_t generation, std::int64_t no
 
     // Everything the child needs is built before fork: after fork only async-signal-safe calls.
     std::vector<std::string> args = {m_spec.worker_binary, "-c", m_spec.config_path};
-    std::vector<std::string> env = ChildEnvironment(*slot);
+    std::vector<std::string> env = ChildEnvironment(*slot, m_spec.zygote_address);
     std::vector<char*> argv, envp;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -26,6 +26,8 @@ struct SpawnSpec {
     // ($SIGIL_HANDOFF_SEND_FD, $SIGIL_HANDOFF_RECV_FD).
     int handoff_send_fd = -1;
     int handoff_recv_fd = -1;
+    // The shared sandbox zygotes' address ($SIGIL_ZYGOTE_SOCKET); "" = each worker starts its own.
+    std::string zygote_address;
 };
 
 struct Child {

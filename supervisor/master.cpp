@@ -17,6 +17,7 @@
 #include "supervisor/listen_socket.h"
 #include "supervisor/sd_notify.h"
 #include "supervisor/signals.h"
+#include "supervisor/zygotes.h"
 
 namespace sigil::supervisor {
 namespace {
@@ -49,7 +50,7 @@ private:
     void Reload(std::int64_t now);
     SpawnSpec Spec() const {
         return SpawnSpec{m_opt.worker_binary, m_opt.config_path, m_socket->fd(), m_config_fd.get(), m_handoff_send.get(),
-                         m_handoff_recv.get()};
+                         m_handoff_recv.get(), m_zygotes ? m_zygotes->address() : std::string()};
     }
     void BeginStop(std::int64_t now);
     void Tick(std::int64_t now);
@@ -62,6 +63,7 @@ private:
     common::UniqueFd m_handoff_send;
     common::UniqueFd m_handoff_recv;
     std::optional<ChildPool> m_pool;
+    std::optional<ZygotePool> m_zygotes;  // none when no sandbox executable was found
     RestartBackoff m_backoff;
     std::uint32_t m_generation = 1;
     bool m_stopping = false;
@@ -106,6 +108,21 @@ int Master::Run() {
     }
     m_handoff_send = common::UniqueFd(pair[0]);
     m_handoff_recv = common::UniqueFd(pair[1]);
+    // The shared sandbox zygotes start first, so the workers' first runs find them warm.
+    if (!m_opt.sandbox_path.empty()) {
+        auto zygotes = ZygotePool::Open(m_opt.sandbox_path, m_opt.zygotes);
+        if (!zygotes.ok()) {
+            LogError(zygotes.error().message);
+            return 1;
+        }
+        m_zygotes.emplace(std::move(zygotes).value());
+        m_zygotes->Tick(MonotonicMs());
+        // About 0.2 s; bounded, so a broken sandbox never keeps the pool from starting (its
+        // workers' runs then fail typed until a zygote serves).
+        if (!m_zygotes->WaitReady(10000)) LogWarn("sandbox zygotes not all ready after 10 s; starting the workers anyway");
+    } else {
+        LogWarn("no sigil-sandbox beside the worker binary and no actions.sandbox_path: no shared zygotes");
+    }
     m_pool.emplace(*m_scoreboard, Spec());
     m_watchdog_ms = WatchdogIntervalMs();
 
@@ -130,11 +147,15 @@ int Master::Run() {
         Tick(now);
         if (m_stopping && m_pool->size() == 0) break;
     }
+    // Every worker is gone, and with them every run the zygotes forked.
+    if (m_zygotes) m_zygotes->Stop();
     LogInfo("stopped");
     return 0;
 }
 
 void Master::Tick(std::int64_t now) {
+    // Before the pool's Reap, which reaps any child it does not know (zygotes.h).
+    if (m_zygotes) m_zygotes->Tick(now);
     for (const auto& e : m_pool->Reap()) m_backoff.OnExit(e, now);
     m_pool->KillStuck(now, m_opt.request_hard_timeout_ms);
     m_pool->Escalate(now, m_opt.graceful_stop_timeout_ms);
@@ -179,6 +200,12 @@ void Master::Reload(std::int64_t now) {
         next->socket_mode = m_opt.socket_mode;
         next->socket_group = m_opt.socket_group;
         next->scoreboard_name = m_opt.scoreboard_name;
+    }
+    if (next->zygotes != m_opt.zygotes || next->sandbox_path != m_opt.sandbox_path) {
+        // Draining workers still run actions on the zygotes they are connected to.
+        LogWarn("zygotes and actions.sandbox_path change only on restart; keeping the current ones");
+        next->zygotes = m_opt.zygotes;
+        next->sandbox_path = m_opt.sandbox_path;
     }
     const std::uint32_t max_workers = (m_scoreboard->capacity() - 2) / 3;
     if (next->workers > max_workers) {

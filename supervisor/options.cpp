@@ -1,5 +1,7 @@
 #include "supervisor/options.h"
 
+#include "supervisor/zygotes.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -39,6 +41,17 @@ common::Result<SupervisorOptions> OptionsFromConfig(const common::Config& config
         return common::MakeError(common::ErrorKind::InvalidInput, "worker_binary_missing",
                                  "supervisor.worker_binary: not an executable file: " + o.worker_binary);
     }
+    const auto zygotes = config.GetInt(S, "zygotes");
+    o.zygotes = zygotes == 0 ? DefaultZygoteCount(::sysconf(_SC_NPROCESSORS_ONLN)) : static_cast<std::uint32_t>(zygotes);
+    // The same sigil-sandbox a worker would exec for itself: by default beside sigil-worker.
+    o.sandbox_path = config.GetString("actions", "sandbox_path");
+    if (o.sandbox_path.empty()) {
+        const auto slash = o.worker_binary.rfind('/');
+        o.sandbox_path = (slash == std::string::npos ? std::string(".") : o.worker_binary.substr(0, slash)) + "/sigil-sandbox";
+    }
+    // Without one (a worker binary from elsewhere, as in tests), no shared zygotes: each worker
+    // then tries its own and reports the same missing sandbox itself.
+    if (::access(o.sandbox_path.c_str(), X_OK) != 0) o.sandbox_path.clear();
     return o;
 }
 

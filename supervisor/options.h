@@ -21,6 +21,8 @@ struct SupervisorOptions {
     std::int64_t graceful_stop_timeout_ms = 10000;
     std::string scoreboard_name;
     std::string worker_binary;     // resolved absolute path
+    std::uint32_t zygotes = 1;     // resolved: never 0
+    std::string sandbox_path;      // [actions] sandbox_path, resolved: "" = none beside the worker binary
     std::string config_text;       // the exact text validated (workers get this, not the file)
 };
 

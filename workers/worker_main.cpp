@@ -138,8 +138,9 @@ int main(int argc, char** argv) {
         std::printf("%s: configuration ok\n", config_path.c_str());
         return 0;
     }
-    // The sandbox zygote (sigil-sandbox, fork+exec) starts first, while this process holds nothing
-    // but its configuration and before it accepts any request.
+    // The sandbox zygote first, while this process holds nothing but its configuration and before
+    // it accepts any request: a connection to the supervisor's shared zygotes, or (started without
+    // the supervisor) a sigil-sandbox of its own, fork+exec.
     auto runner = workers::ActionRunner::Create(std::move(action_settings).value());
     if (!runner.ok()) common::LogError("action sandbox unavailable: " + runner.error().message);
 

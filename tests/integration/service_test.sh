@@ -60,6 +60,7 @@ cat > "$work/sigil.conf" <<CONF
 [supervisor]
 socket_path = $socket
 workers = 2
+zygotes = 2
 max_requests = 40
 request_hard_timeout_s = 2
 graceful_stop_timeout_s = 5
@@ -92,7 +93,8 @@ expect_json_error() {  # expect_json_error STATUS CODE GOT_STATUS
     [[ $(header content-type) == application/json* ]] || fail "status $1 without JSON content type"
     [[ $(jget "$work/body" error.code) == "$2" ]] || fail "expected error code $2: $(cat "$work/body")"
 }
-workers() { { pgrep -P "$sup_pid" || true; } | sort; }
+workers() { { pgrep -P "$sup_pid" -x sigil-worker || true; } | sort; }
+zygotes() { { pgrep -P "$sup_pid" -x sigil-sandbox || true; } | sort; }
 health_total() { [[ $(req /health) == 200 ]] && jget "$work/body" workers.total || echo 0; }
 wait_busy() {  # wait until /health shows a worker busy besides the one answering it
     for _ in $(seq 100); do
@@ -132,20 +134,24 @@ req /health >/dev/null
 [[ -z $(header x-correlation-id) ]] || fail "X-Correlation-Id invented"
 pass "/health JSON with worker counts, X-Request-Id UUID v4, X-Correlation-Id echoed"
 
-# --- the sandbox zygote: each worker's one child is the sigil-sandbox executable (exec'd, not a
-# fork of the worker), and its memory maps hold no libcurl or libfcgi while its worker's hold both.
-# Sandbox children fork from the zygote, so they carry neither.
+# --- the sandbox zygotes: the supervisor's `zygotes = 2` children running the sigil-sandbox
+# executable (exec'd, not a fork of anything that saw a request), shared by the workers, which have
+# none of their own; a zygote's memory maps hold no libcurl or libfcgi while a worker's hold both.
+# Sandbox children fork from a zygote, so they carry neither.
+z_all=$(zygotes)
+[[ $(wc -w <<<"$z_all") -eq 2 ]] || fail "expected 2 zygotes under the supervisor, got '$z_all'"
 for w in $(workers); do
-    z=$(pgrep -P "$w" || true)
-    [[ -n $z && $(wc -w <<<"$z") -eq 1 ]] || fail "worker $w: expected one zygote child, got '$z'"
-    [[ $(readlink "/proc/$z/exe") == "$bin/sigil-sandbox" ]] || fail "zygote $z runs $(readlink "/proc/$z/exe")"
+    [[ -z $(pgrep -P "$w" || true) ]] || fail "worker $w has children of its own: $(pgrep -P "$w" | tr '\n' ' ')"
     grep -q libcurl "/proc/$w/maps" && grep -q libfcgi "/proc/$w/maps" || fail "worker $w maps no libcurl/libfcgi: the check is blind"
+done
+for z in $z_all; do
+    [[ $(readlink "/proc/$z/exe") == "$bin/sigil-sandbox" ]] || fail "zygote $z runs $(readlink "/proc/$z/exe")"
     zmaps=$(cat "/proc/$z/maps")
     # Loaded (right after exec the libraries may not be mapped yet): libcrypto is common's.
     grep -q libcrypto <<<"$zmaps" || fail "zygote $z maps no libcrypto: not loaded yet?"
     ! grep -qE 'libcurl|libfcgi' <<<"$zmaps" || fail "zygote $z maps $(grep -oE '[^ ]*(libcurl|libfcgi)[^ ]*' <<<"$zmaps" | sort -u | tr '\n' ' ')"
 done
-pass "each worker's zygote is sigil-sandbox and maps no libcurl or libfcgi (its worker maps both)"
+pass "2 shared zygotes under the supervisor run sigil-sandbox and map no libcurl or libfcgi (the workers map both and have no zygote of their own)"
 
 # sigil-worker --check finds sigil-sandbox beside itself by default, and refuses a sandbox_path
 # that is not an executable (exit 78, the key named) instead of failing at the first start.
@@ -288,8 +294,8 @@ kill -0 "$sup_pid" 2>/dev/null && fail "supervisor still running 10 s after SIGT
 wait "$sup_pid" && rc=0 || rc=$?
 [[ $rc == 0 ]] || fail "supervisor exit code $rc"
 sup_pid=""
-for w in $all_workers; do kill -0 "$w" 2>/dev/null && fail "worker $w survived SIGTERM"; done
+for w in $all_workers $z_all; do kill -0 "$w" 2>/dev/null && fail "worker or zygote $w survived SIGTERM"; done
 [[ ! -e $socket ]] || fail "socket left behind"
 expect_json_error 502 service_unavailable "$(req /health)"
-pass "SIGTERM: in-flight request finished (200), supervisor and workers gone, socket removed, nginx answers JSON 502"
+pass "SIGTERM: in-flight request finished (200), supervisor, workers and zygotes gone, socket removed, nginx answers JSON 502"
 echo "all service integration checks passed"

@@ -2,8 +2,8 @@
 // Soak-and-fault test (DESIGN.md section 10, issue 15): a mixed workload at a steady rate against the
 // whole stack (tests/api/stack.mjs) while faults are injected in turn, each followed by a recovery
 // window: worker kill -9, keyd kill -9 and restart, the chain node paused (SIGSTOP/SIGCONT), the
-// chain node restarted with its state, nginx reload (SIGHUP), supervisor SIGHUP, and a gateway that
-// serves wrong bytes for a CID. Every write the service acknowledged (2xx) is recorded and checked
+// chain node restarted with its state, nginx reload (SIGHUP), supervisor SIGHUP, a gateway that
+// serves wrong bytes for a CID, and a shared sandbox zygote kill -9. Every write the service acknowledged (2xx) is recorded and checked
 // on chain afterwards (and through the API's list endpoints); any 500 is counted.
 //
 //   node tests/soak/soak.mjs [--seconds 60] [--rate 10] [--workers 2] [--slot 8] [--recovery 3]
@@ -34,7 +34,7 @@ export const DEFAULTS = {
 };
 
 export const FAULTS = ['worker_kill', 'keyd_restart', 'chain_pause', 'nginx_reload', 'chain_restart',
-  'supervisor_hup', 'lying_gateway'];
+  'supervisor_hup', 'lying_gateway', 'zygote_kill'];
 
 // Thresholds of the checks (the ctest version asserts them, and so does the CLI's exit status).
 export const LIMITS = {
@@ -83,6 +83,9 @@ export function childrenOf(ppid) {
 }
 const workerPids = (supervisorPid) => (supervisorPid ? childrenOf(supervisorPid)
   .filter((p) => p.comm.startsWith('sigil-worker')).map((p) => p.pid) : []);
+// The shared sandbox zygotes the supervisor starts ([supervisor] zygotes).
+const zygotePids = (supervisorPid) => (supervisorPid ? childrenOf(supervisorPid)
+  .filter((p) => p.comm.startsWith('sigil-sandbox')).map((p) => p.pid) : []);
 
 /// Runs the soak. Returns the summary (see report()); never throws for a service failure, only for
 /// a broken fixture (stack start, setup).
@@ -274,7 +277,7 @@ export async function runSoak(options = {}) {
   // --- the faults -----------------------------------------------------------------------------
   const probeOnce = async (fault) => {
     const b = base[0];
-    if (fault === 'keyd_restart') {
+    if (fault === 'keyd_restart' || fault === 'zygote_kill') {
       const message = 'probe';
       return (await call('probe', 'POST', 'sigil_action', { key: b.executor, body: { code: SIGN_CODE, pkp_id: b.pkp, js_params: { pkpId: b.pkp, message } } },
         (r) => (r.json?.has_error ? `run_${r.json.error?.code}` : null))).ok;
@@ -305,6 +308,24 @@ export async function runSoak(options = {}) {
         await sleep(50);
       }
       w.detail += `, pool refilled after ${Math.round(performance.now() - t)} ms; runs in flight: ${countOf(await inflight)}`;
+    },
+    async zygote_kill(w) {
+      // Runs on the killed zygote end with a typed 502 zygote_gone; their workers reconnect to the
+      // others (or to the zygote the supervisor starts in its place) on their next run.
+      const sup = stack.pidOf('supervisor');
+      const before = zygotePids(sup);
+      const inflight = slowRuns(2, 800);
+      await sleep(250);
+      const victim = pick(before);
+      try { process.kill(victim, 'SIGKILL'); } catch { /* gone */ }
+      w.detail = `kill -9 of zygote ${victim} of ${before.length}`;
+      const t = performance.now();
+      while (performance.now() - t < 10000) {
+        const nowPids = zygotePids(sup);
+        if (nowPids.length >= before.length && !nowPids.includes(victim)) break;
+        await sleep(50);
+      }
+      w.detail += `, replaced after ${Math.round(performance.now() - t)} ms; runs in flight: ${countOf(await inflight)}`;
     },
     async keyd_restart(w) {
       const old = stack.pidOf('keyd');

@@ -1,6 +1,7 @@
 #include "workers/actions/runner.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "common/cid.h"
 #include "common/hex.h"
@@ -24,7 +25,10 @@ constexpr std::uint64_t MAX_LOWERER_WAIT_MS = 10000;
 }  // namespace
 
 Result<std::unique_ptr<ActionRunner>> ActionRunner::Create(ActionSettings settings) {
-    SIGIL_TRY(zygote, Zygote::Start(ZygoteOptions{settings.sandbox_path, {}}));
+    // Under the supervisor: its shared zygotes. Without one (a worker started by hand): our own.
+    const char* shared = std::getenv(ZYGOTE_SOCKET_ENV);
+    SIGIL_TRY(zygote, shared != nullptr && *shared != '\0' ? Zygote::Connect(shared)
+                                                            : Zygote::Start(ZygoteOptions{settings.sandbox_path, {}}));
     return std::unique_ptr<ActionRunner>(new ActionRunner(std::move(settings), std::move(zygote).value()));
 }
 

@@ -42,8 +42,9 @@ struct ActionResult {
 
 class ActionRunner {
 public:
-    // Starts the zygote: call before the worker touches any request data (DESIGN.md section 1).
-    // Errors: those of Zygote::Start.
+    // Connects to the supervisor's shared zygotes when $SIGIL_ZYGOTE_SOCKET names them, else starts
+    // a zygote of its own: call before the worker touches any request data (DESIGN.md section 1).
+    // Errors: those of Zygote::Connect or Zygote::Start.
     static common::Result<std::unique_ptr<ActionRunner>> Create(ActionSettings settings);
 
     const ActionSettings& settings() const { return m_settings; }

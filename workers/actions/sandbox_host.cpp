@@ -1,6 +1,7 @@
 #include "workers/actions/sandbox_host.h"
 
 #include <cerrno>
+#include <cstddef>
 #include <exception>
 #include <csignal>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,6 +177,48 @@ Result<Zygote> Zygote::Start(const ZygoteOptions& options) {
     return Zygote(std::move(ours), pid);
 }
 
+Result<Zygote> Zygote::Connect(const std::string& address) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    // "@name" is Linux's abstract namespace (a leading NUL), which leaves no file behind.
+    const bool abstract = !address.empty() && address[0] == '@';
+    if (address.empty() || address.size() >= sizeof(addr.sun_path)) {
+        return MakeError(ErrorKind::Unavailable, "zygote_gone", "bad shared zygote address '" + address + "'");
+    }
+    std::memcpy(addr.sun_path, address.data(), address.size());
+    if (abstract) addr.sun_path[0] = '\0';
+    const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address.size() + (abstract ? 0 : 1));
+    UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    if (!fd.valid() || ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), len) != 0) {
+        return MakeError(ErrorKind::Unavailable, "zygote_gone",
+                         "cannot reach the shared sandbox zygotes at " + address + ": " + std::strerror(errno));
+    }
+    return Zygote(std::move(fd), -1, address);
+}
+
+Status Zygote::Reconnect() {
+    if (!shared()) return MakeError(ErrorKind::Internal, "not_shared", "only a shared zygote's connection is replaced");
+    m_control.Reset();  // first: a failed connect below must not leave the broken one in place
+    SIGIL_TRY(next, Connect(m_address));
+    m_control = std::move(next->m_control);
+    return common::Success();
+}
+
+Status Zygote::EnsureConnected() {
+    if (!shared()) return common::Success();
+    if (m_control.valid()) {
+        // Exit reports of earlier runs may be queued (POLLIN); only a hang-up means a dead zygote.
+        pollfd p{m_control.get(), 0, 0};
+        if (::poll(&p, 1, 0) == 0 || (p.revents & (POLLHUP | POLLERR | POLLNVAL)) == 0) return common::Success();
+    }
+    return Reconnect();
+}
+
+void Zygote::RunEnded() {
+    if (!shared() || ++m_runs % ZYGOTE_REBALANCE_RUNS != 0) return;
+    (void)Reconnect();  // a failure leaves no connection: the next run's EnsureConnected tries again
+}
+
 Zygote::~Zygote() {
     if (!m_control.valid()) return;
     m_control.Reset();
@@ -192,7 +236,20 @@ Status Zygote::RequestSpawn(int channel_fd) {
 }
 
 Result<pid_t> Zygote::AwaitSpawned() {
+    const std::int64_t until = NowMs() + SHARED_SPAWN_TIMEOUT_MS;
     for (;;) {
+        // A shared zygote may be gone with our request still queued for the next one the
+        // supervisor starts: bounded, so a run never hangs on it. Our own zygote answers or dies.
+        if (shared()) {
+            const std::int64_t left = until - NowMs();
+            pollfd p{m_control.get(), POLLIN, 0};
+            const int r = left > 0 ? ::poll(&p, 1, static_cast<int>(left)) : 0;
+            if (r < 0 && errno == EINTR) continue;
+            if (r == 0) {
+                m_control.Reset();  // its SPAWNED, should it come, must not answer a later request
+                return MakeError(ErrorKind::Timeout, "zygote_timeout", "no shared sandbox zygote answered in time");
+            }
+        }
         auto msg = ReceiveZygoteControl(m_control.get());
         if (!msg.ok() || !msg->has_value()) return Gone();
         const ZygoteControl& m = (*msg)->message;
@@ -457,6 +514,18 @@ Result<RunOutcome> RunSession::Drive(common::Bytes run_frame) {
     return std::move(m_outcome);
 }
 
+// A fresh op channel (the worker's end in `ours`) and a SPAWN for it. The zygote's end closes
+// here once sent: the zygote has its copy, and once it forks, the child holds the only other end.
+Status RequestChild(Zygote& zygote, UniqueFd& ours) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        return MakeError(ErrorKind::Internal, "socketpair_failed", std::strerror(errno));
+    }
+    ours = UniqueFd(sv[0]);
+    const UniqueFd theirs(sv[1]);
+    return zygote.RequestSpawn(theirs.get());
+}
+
 }  // namespace
 
 Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler,
@@ -467,13 +536,17 @@ Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandle
         return MakeError(ErrorKind::TooLarge, "frame_too_large", "the code and params exceed the sandbox's frame cap");
     }
     RunLimits limits = request.limits;
-    int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        return MakeError(ErrorKind::Internal, "socketpair_failed", std::strerror(errno));
+    SIGIL_TRY_STATUS(zygote.EnsureConnected());
+    UniqueFd ours;
+    Status requested = RequestChild(zygote, ours);
+    // The shared zygote died since EnsureConnected looked: nothing was asked yet, so ask anew.
+    bool may_retry = zygote.shared();
+    if (!requested.ok() && may_retry && requested.error().code == "zygote_gone") {
+        may_retry = false;
+        SIGIL_TRY_STATUS(zygote.Reconnect());
+        requested = RequestChild(zygote, ours);
     }
-    UniqueFd ours(sv[0]), theirs(sv[1]);
-    SIGIL_TRY_STATUS(zygote.RequestSpawn(theirs.get()));
-    theirs.Reset();  // the zygote has its copy; once it forks, the child holds the only other end
+    SIGIL_TRY_STATUS(requested);
     // Admission (the credit hold) runs while the zygote forks, so it costs a run no time of its
     // own; a refused run's child never gets its code.
     // Nothing may leave between the request and its answer (a later AwaitSpawned would take this
@@ -487,6 +560,12 @@ Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandle
         }
     }
     auto pid = zygote.AwaitSpawned();
+    if (!pid.ok() && may_retry && admitted.ok() && pid.error().code == "zygote_gone") {
+        // The shared zygote died with the request: no child got anything, so the run may ask once
+        // more (admission stands). A fresh op channel: an orphan the dead zygote may have forked
+        // keeps the old one, which then only ever reads EOF.
+        if (zygote.Reconnect().ok() && RequestChild(zygote, ours).ok()) pid = zygote.AwaitSpawned();
+    }
     if (!admitted.ok()) {
         // Never sent its code; its exit report is dropped by a later WaitExit.
         if (pid.ok()) (void)zygote.Kill(*pid);
@@ -503,7 +582,9 @@ Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandle
     handler.OnStart(limits);
     if (admission.started) admission.started();
     RunSession session(zygote, request, std::move(limits), handler, ours.get(), *pid);
-    return session.Drive(std::move(frame).value());
+    auto outcome = session.Drive(std::move(frame).value());
+    if (outcome.ok()) zygote.RunEnded();
+    return outcome;
 }
 
 }  // namespace sigil::workers

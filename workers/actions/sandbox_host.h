@@ -2,12 +2,14 @@
 // it for one child per run, feeds the run over a socketpair, serves its ops, and tells how it
 // ended.
 //
-// Process model (Chromium's zygote, DESIGN.md section 1): a worker starts its zygote before it
-// touches any request data. The zygote is its own executable, so it and its children carry no
-// libcurl, libfcgi, chain code or worker heap. Per run the worker makes a socketpair, passes one
-// end to the zygote (workers/sandbox/control.h), and the zygote forks a child on it. The zygote
-// reaps the child and reports its wait status, which is how "limit hit" is decided: from how the
-// child ended, never from what it said.
+// Process model (Chromium's zygote, DESIGN.md section 1): under the supervisor a worker connects
+// to the few zygotes the supervisor started (shared by the whole pool, $SIGIL_ZYGOTE_SOCKET);
+// started without one (tests, a worker by hand) it starts its own before it touches any request
+// data. The zygote is its own executable, so it and its children carry no libcurl, libfcgi, chain
+// code or worker heap. Per run the worker makes a socketpair, passes one end to the zygote
+// (workers/sandbox/control.h), and the zygote forks a child on it. The zygote reaps the child and
+// reports its wait status, which is how "limit hit" is decided: from how the child ended, never
+// from what it said.
 #pragma once
 
 #include <sys/types.h>
@@ -37,6 +39,19 @@ struct ZygoteOptions {
 // sigil-sandbox beside the running program: dirname(/proc/self/exe) + "/sigil-sandbox".
 std::string DefaultSandboxExecutable();
 
+// The environment variable in which sigil-supervisor gives its workers the shared zygotes'
+// address ("@name": an abstract unix socket address; else a path).
+constexpr const char* ZYGOTE_SOCKET_ENV = "SIGIL_ZYGOTE_SOCKET";
+
+// How long a worker waits for a shared zygote's SPAWNED (it may be waiting for the supervisor to
+// restart a killed zygote) before the run fails with Timeout "zygote_timeout".
+constexpr int SHARED_SPAWN_TIMEOUT_MS = 5000;
+
+// A worker replaces its connection to the shared zygotes after this many runs: the least busy
+// zygote accepts a new connection first (workers/sandbox/zygote.cpp), so connections that piled up
+// on one zygote (it was ready first, or another was restarted) spread out again under load.
+constexpr std::uint64_t ZYGOTE_REBALANCE_RUNS = 64;
+
 class Zygote {
 public:
     // Forks and execs the zygote with its control socket as descriptor 3 and 0 on /dev/null;
@@ -45,20 +60,37 @@ public:
     // Errors: Internal "zygote_start_failed" (socketpair, fork or exec failed; the message names
     // the executable and the reason).
     static common::Result<Zygote> Start(const ZygoteOptions& options = {});
+    // Connects to the shared zygotes listening at `address` (see ZYGOTE_SOCKET_ENV); the kernel
+    // hands the connection to one of them. Errors: Unavailable "zygote_gone" (nothing listens).
+    static common::Result<Zygote> Connect(const std::string& address);
 
     Zygote(Zygote&&) noexcept = default;
     Zygote& operator=(Zygote&&) noexcept = default;
     // Closes the control socket (the zygote then kills its children and exits) and reaps it.
     ~Zygote();
 
-    pid_t pid() const { return m_pid; }
+    pid_t pid() const { return m_pid; }  // -1 for a connection to shared zygotes
+
+    // Whether this is a connection to shared zygotes (which Reconnect can replace).
+    bool shared() const { return !m_address.empty(); }
+    // Shared only: a new connection in place of this one (the old one's children are killed by its
+    // zygote). Errors: as Connect's; Internal "not_shared" for a zygote of our own.
+    common::Status Reconnect();
+    // Shared only (a no-op otherwise): reconnects when the zygote hung up since the last call (it
+    // was killed or restarted) or a timeout dropped the connection. Errors: as Connect's.
+    common::Status EnsureConnected();
+    // Shared only (a no-op otherwise): counts a finished run and, every ZYGOTE_REBALANCE_RUNS,
+    // connects anew (connect returns at once; a zygote accepts before the next run needs it).
+    void RunEnded();
 
     // Forks a child on channel_fd (the zygote receives a copy; the caller keeps its own).
     // Returns the child's pid. Errors: Unavailable "zygote_gone", Internal "spawn_failed".
     common::Result<pid_t> Spawn(int channel_fd);
     // Spawn in two halves, so the caller can work while the zygote forks: RequestSpawn sends the
     // request (channel_fd may be closed once it returns), AwaitSpawned waits for the child's pid.
-    // Every successful RequestSpawn must be followed by one AwaitSpawned. Errors: as Spawn's.
+    // Every successful RequestSpawn must be followed by one AwaitSpawned. Errors: as Spawn's, and
+    // for shared zygotes Timeout "zygote_timeout" after SHARED_SPAWN_TIMEOUT_MS (the connection is
+    // then dropped, so a late SPAWNED is never taken for a later run's).
     common::Status RequestSpawn(int channel_fd);
     common::Result<pid_t> AwaitSpawned();
     // Asks the zygote to SIGKILL `child` if it is still one of its unreaped children (so a
@@ -72,10 +104,13 @@ public:
     int control_fd() const { return m_control.get(); }
 
 private:
-    Zygote(common::UniqueFd control, pid_t pid) : m_control(std::move(control)), m_pid(pid) {}
+    Zygote(common::UniqueFd control, pid_t pid, std::string address = {})
+        : m_control(std::move(control)), m_pid(pid), m_address(std::move(address)) {}
 
     common::UniqueFd m_control;
     pid_t m_pid = -1;
+    std::string m_address;  // shared zygotes' address; "" for our own
+    std::uint64_t m_runs = 0;
 };
 
 // Worker-side limits for one run (defaults from DESIGN.md section 5).
@@ -167,6 +202,9 @@ struct RunOutcome {
 // it (a run's credit hold); when it fails, the child is killed without having run anything and
 // its error is returned. `admission.started` and handler.OnStart are told right before the child
 // is sent its code.
+// With shared zygotes, a connection that broke since the last run is replaced first, and a run
+// whose zygote died before it forked the child is asked once more on a new connection (nothing of
+// it ran; admission is not asked again); a run whose zygote dies under it ends with "zygote_gone".
 // Errors (infrastructure only; every way a script can end is a RunOutcome):
 //   Unavailable "zygote_gone", Internal "spawn_failed" / "socketpair_failed",
 //   TooLarge "frame_too_large" (code + params above the RUN cap), Timeout "zygote_timeout".
