@@ -68,6 +68,7 @@ class SupervisorTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testDefaultWorkerCount);
     CPPUNIT_TEST(testOptionsFromConfig);
     CPPUNIT_TEST(testOptionsRefuseMissingWorkerBinary);
+    CPPUNIT_TEST(testPoolSizes);
     CPPUNIT_TEST(testLoadOptionsKeepsValidatedText);
     CPPUNIT_TEST(testConfigSnapshotIsSealed);
     CPPUNIT_TEST(testBackoffGrowsOnlyForYoungCrashes);
@@ -101,6 +102,34 @@ public:
         CPPUNIT_ASSERT(auto_cfg.ok());
         auto a = OptionsFromConfig(*auto_cfg, "c", "x");
         CPPUNIT_ASSERT(a.ok() && a->workers >= 2 && a->workers <= 32);
+    }
+    // The dynamic pool's bounds: defaults, and the combinations that cannot work are refused.
+    void testPoolSizes() {
+        const auto options = [](const std::string& lines) {
+            auto cfg = common::Config::Parse("[supervisor]\nworker_binary = /bin/true\n" + lines);
+            CPPUNIT_ASSERT(cfg.ok());
+            return OptionsFromConfig(*cfg, "c", "x");
+        };
+        auto d = options("workers = 4\n");
+        CPPUNIT_ASSERT(d.ok());
+        CPPUNIT_ASSERT_EQUAL(256u, d->max_workers);
+        CPPUNIT_ASSERT_EQUAL(4u, d->min_spare_workers);
+        CPPUNIT_ASSERT_EQUAL(16u, d->max_spare_workers);
+        CPPUNIT_ASSERT_EQUAL(8u, d->reserve_workers);
+        auto s = options("workers = 6\nmax_workers = 6\nreserve_workers = 2\n");  // static
+        CPPUNIT_ASSERT(s.ok());
+        CPPUNIT_ASSERT_EQUAL(6u, s->max_workers);
+        // workers = 0 (two per CPU) never exceeds the ceiling.
+        auto a = options("workers = 0\nmax_workers = 2\nreserve_workers = 1\n");
+        CPPUNIT_ASSERT(a.ok());
+        CPPUNIT_ASSERT_EQUAL(2u, a->workers);
+        for (const char* bad : {"workers = 8\nmax_workers = 4\nreserve_workers = 1\n",
+                                "min_spare_workers = 5\nmax_spare_workers = 4\n",
+                                "workers = 2\nmax_workers = 8\nreserve_workers = 8\n"}) {
+            auto o = options(bad);
+            CPPUNIT_ASSERT_MESSAGE(bad, !o.ok());
+            CPPUNIT_ASSERT_EQUAL(std::string("pool_sizes"), o.error().code);
+        }
     }
     void testOptionsRefuseMissingWorkerBinary() {
         auto cfg = common::Config::Parse("");
