@@ -9,7 +9,7 @@
 # client address (development defaults 20r/s, burst 100, generous for the test suites; production: 1r/s, 20).
 # SIGIL_MAX_INFLIGHT: requests nginx passes to the workers at once, the rest get 503 overloaded; must
 # equal [supervisor] max_workers (default 256). SIGIL_FCGI_KEEPALIVE: idle kept FastCGI connections per
-# nginx worker (default: min(SIGIL_WORKERS, 32), SIGIL_WORKERS being [supervisor] workers, default 4).
+# nginx worker (default: min(SIGIL_MAX_INFLIGHT, 32)).
 # NODE_MODULES (default: node_modules next to this script's parent directory, i.e. the repository's)
 # must hold swagger-ui-dist (npm ci); /core/v1/swagger-ui/ serves it with nginx/swagger-ui/index.html.
 set -euo pipefail
@@ -31,9 +31,8 @@ mint_rate=${SIGIL_MINT_RATE:-20r/s}
 mint_burst=${SIGIL_MINT_BURST:-100}
 [[ $mint_rate =~ ^[0-9]+r/[sm]$ && $mint_burst =~ ^[0-9]+$ ]] || { echo "bad SIGIL_MINT_RATE or SIGIL_MINT_BURST" >&2; exit 64; }
 max_inflight=${SIGIL_MAX_INFLIGHT:-256}
-pool_floor=${SIGIL_WORKERS:-4}
-[[ $max_inflight =~ ^[0-9]+$ && $max_inflight -ge 1 && $pool_floor =~ ^[0-9]+$ ]] || { echo "bad SIGIL_MAX_INFLIGHT or SIGIL_WORKERS" >&2; exit 64; }
-keepalive=${SIGIL_FCGI_KEEPALIVE:-$(( pool_floor < 1 ? 1 : (pool_floor > 32 ? 32 : pool_floor) ))}
+[[ $max_inflight =~ ^[0-9]+$ && $max_inflight -ge 1 ]] || { echo "bad SIGIL_MAX_INFLIGHT" >&2; exit 64; }
+keepalive=${SIGIL_FCGI_KEEPALIVE:-$(( max_inflight > 32 ? 32 : max_inflight ))}
 [[ $keepalive =~ ^[0-9]+$ && $keepalive -ge 1 ]] || { echo "bad SIGIL_FCGI_KEEPALIVE" >&2; exit 64; }
 
 [[ $port =~ ^[0-9]+$ && $port -ge 1 && $port -le 65535 ]] || { echo "bad PORT: $port" >&2; exit 64; }

@@ -259,7 +259,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, testRoutes = f
     const prefix = join(home, 'nginx');
     execFileSync(join(SOURCE_DIR, 'nginx/render-dev.sh'), [prefix, String(port), fcgiSocket, join(run, 'evidence')],
       { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SIGIL_DEV_GATEWAY: `${gatewayPort}:${gatewayDir}`,
-        SIGIL_MAX_INFLIGHT: String(maxWorkers), SIGIL_WORKERS: String(workers), ...nginxEnv } });
+        SIGIL_MAX_INFLIGHT: String(maxWorkers), ...nginxEnv } });
     // The evidence set, as scripts/start writes it (needs the agent for quote.json).
     const evidenceDir = join(run, 'evidence');
     if (teeSim) {

@@ -1,0 +1,130 @@
+// The dynamic worker pool (issue 23): it grows under load and shrinks back when idle; a full
+// instance answers 503 `overloaded` with Retry-After at once (nginx's bound = max_workers) and
+// recovers when the load ends; chain-bound requests never take the workers kept for chain-free
+// ones ([supervisor] reserve_workers), so /health and /core/v1/version answer at once while the
+// chain node is paused. /health's in_flight shows what the busy workers wait on.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startStack, assertOk, assertError, newAccount, eventually } from './stack.mjs';
+
+const stacks = [];
+after(async () => {
+  for (const s of stacks) {
+    if (s.anvilPid) try { process.kill(s.anvilPid, 'SIGCONT'); } catch { /* gone */ }
+    await s.stop();
+  }
+});
+
+async function start(opts) {
+  const s = await startStack(opts);
+  stacks.push(s);
+  return s;
+}
+
+async function timed(promise) {
+  const t = performance.now();
+  const res = await promise;
+  return { res, ms: performance.now() - t };
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const health = async (stack) => assertOk(await stack.request('GET', '/health'));
+
+function assertOverloaded(res, context) {
+  assertError(res, 503, 'overloaded', context);
+  assert.equal(res.headers['retry-after'], '1', `Retry-After ${context}`);
+}
+
+test('the pool grows to carry slow requests, then shrinks back to its floor plus spares', async () => {
+  const stack = await start({ workers: 2, maxWorkers: 16, testRoutes: true,
+    supervisorOptions: ['min_spare_workers = 2', 'max_spare_workers = 3', 'reserve_workers = 2'] });
+  const before = (await health(stack)).workers;
+  assert.equal(before.max_workers, 16);
+  assert.ok(before.total <= 5, `an idle pool of ${before.total}`);
+
+  // Twelve requests each hold a worker for 3 s: the pool must grow past them.
+  const held = Array.from({ length: 12 }, () => timed(stack.request('GET', '/core/v1/test/sleep', { query: { ms: 3000 } })));
+  const grown = await eventually(async () => {
+    const h = await health(stack);
+    return h.in_flight.total >= 13 ? h : null;  // the twelve and this /health
+  }, 2500, 50);
+  assert.ok(grown, 'twelve slow requests in flight at once');
+  assert.ok(grown.workers.total >= 13, `pool of ${grown.workers.total} under load`);
+  for (const { res, ms } of await Promise.all(held)) {
+    assertOk(res);
+    // Each waited for a worker only as long as the pool took to grow (forks on a loaded machine),
+    // not behind another request (that would be 6 s and more).
+    assert.ok(ms < 3000 + 2500, `a held request took ${Math.round(ms)} ms`);
+  }
+  // Idle again: stopped one per 100 ms down to at most max_spare_workers idle.
+  const shrunk = await eventually(async () => {
+    const h = await health(stack);
+    return h.workers.total - h.workers.draining <= 3 + 1 ? h : null;
+  }, 5000, 100);
+  assert.ok(shrunk, 'the pool shrank back');
+  assertOk(await stack.request('GET', '/core/v1/version'));
+  console.log(`# pool: idle ${before.total}, under 12 slow requests ${grown.workers.total}, after ${shrunk.workers.total}`);
+});
+
+test('a full instance answers 503 overloaded with Retry-After at once, and recovers', async () => {
+  const stack = await start({ workers: 2, maxWorkers: 4, testRoutes: true,
+    supervisorOptions: ['min_spare_workers = 1', 'max_spare_workers = 4', 'reserve_workers = 1'] });
+  const held = Array.from({ length: 4 }, () => stack.request('GET', '/core/v1/test/sleep', { query: { ms: 2500 } }));
+  // Wait until all four are being served (the pool grows from two to four to take them).
+  await sleep(800);
+  for (const path of ['/core/v1/version', '/health', 'sigil_action']) {
+    const { res, ms } = await timed(path === 'sigil_action'
+      ? stack.request('POST', path, { body: { action_ipfs_cid: 'x' } }) : stack.request('GET', path));
+    assertOverloaded(res, path);
+    assert.ok(ms < 300, `${path} refused after ${Math.round(ms)} ms`);
+  }
+  for (const res of await Promise.all(held)) assertOk(res);
+  // The load ended: the next requests are served.
+  assertOk(await stack.request('GET', '/core/v1/version'));
+  const h = await health(stack);
+  assert.equal(h.in_flight.total, 1);
+});
+
+test('chain-bound requests leave the reserve to chain-free ones while the chain node is paused', async () => {
+  // Four chain-bound requests at most (max_workers 6 - reserve_workers 2); reads are not cached.
+  const stack = await start({ workers: 2, maxWorkers: 6, chainOptions: ['cache_ttl_ms = 0'],
+    supervisorOptions: ['min_spare_workers = 2', 'max_spare_workers = 6', 'reserve_workers = 2'] });
+  assert.ok(stack.anvilPid, 'devchain reports anvil\'s pid');
+  const { api_key: key } = await newAccount(stack, 'reserve');
+  assertOk(await stack.request('GET', 'list_groups', { key }));
+  process.kill(stack.anvilPid, 'SIGSTOP');
+  let resumed = false;
+  try {
+    const bound = Array.from({ length: 8 }, () => timed(stack.request('GET', 'list_groups', { key })));
+    await sleep(600);
+    // The four that wait on the node hold four workers; the rest were refused, and the reserve serves these.
+    const v = await timed(stack.request('GET', '/core/v1/version'));
+    assertOk(v.res);
+    assert.ok(v.ms < 200, `/core/v1/version took ${Math.round(v.ms)} ms`);
+    const h = await timed(stack.request('GET', '/health'));
+    assertOk(h.res);
+    assert.ok(h.ms < 200, `/health took ${Math.round(h.ms)} ms`);
+    assert.equal(h.res.json.in_flight.chain, 4, JSON.stringify(h.res.json.in_flight));
+    const results = await Promise.all(bound);
+    const refused = results.filter(({ res }) => res.json?.error?.code === 'overloaded');
+    const waited = results.filter(({ res }) => res.json?.error?.code !== 'overloaded');
+    assert.equal(refused.length, 4, results.map(({ res }) => res.status + ' ' + res.json?.error?.code).join(', '));
+    for (const { res, ms } of refused) {
+      assertOverloaded(res, 'chain-bound beyond the reserve');
+      assert.ok(ms < 1000, `refused after ${Math.round(ms)} ms`);
+    }
+    for (const { res, ms } of waited) {
+      assert.ok([503, 504].includes(res.status), `status ${res.status}: ${res.text}`);
+      assert.ok(['chain_timeout', 'chain_unavailable'].includes(res.json?.error?.code), res.text);
+      assert.ok(ms < 2000 + 1000, `a chain-bound request took ${Math.round(ms)} ms`);
+    }
+    process.kill(stack.anvilPid, 'SIGCONT');
+    resumed = true;
+    assert.ok(await eventually(async () => (await stack.request('GET', 'list_groups', { key })).status === 200, 5000, 100),
+      'chain-bound requests recover');
+    console.log(`# reserve: version ${v.ms.toFixed(1)} ms, health ${h.ms.toFixed(1)} ms, refused in ` +
+      `${refused.map(({ ms }) => Math.round(ms)).join('/')} ms, waited ${waited.map(({ ms }) => Math.round(ms)).join('/')} ms`);
+  } finally {
+    if (!resumed) process.kill(stack.anvilPid, 'SIGCONT');
+  }
+});
