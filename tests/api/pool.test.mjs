@@ -5,10 +5,15 @@
 // chain node is paused. /health's in_flight shows what the busy workers wait on.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startStack, assertOk, assertError, newAccount, eventually } from './stack.mjs';
+import http from 'node:http';
+import {
+  startStack, assertOk, assertError, newAccount, eventually, addGroup, addUsageKey, actionRunner,
+} from './stack.mjs';
 
 const stacks = [];
+const servers = [];
 after(async () => {
+  for (const srv of servers) srv.close();
   for (const s of stacks) {
     if (s.anvilPid) try { process.kill(s.anvilPid, 'SIGCONT'); } catch { /* gone */ }
     await s.stop();
@@ -63,7 +68,8 @@ test('the pool grows to carry slow requests, then shrinks back to its floor plus
   }, 5000, 100);
   assert.ok(shrunk, 'the pool shrank back');
   assertOk(await stack.request('GET', '/core/v1/version'));
-  console.log(`# pool: idle ${before.total}, under 12 slow requests ${grown.workers.total}, after ${shrunk.workers.total}`);
+  console.log(`# pool: idle ${before.total}, under 12 slow requests ${grown.workers.total}, ` +
+    `after ${shrunk.workers.total - shrunk.workers.draining}`);
 });
 
 test('a full instance answers 503 overloaded with Retry-After at once, and recovers', async () => {
@@ -130,4 +136,42 @@ test('chain-bound requests leave the reserve to chain-free ones while the chain 
   } finally {
     if (!resumed) process.kill(stack.anvilPid, 'SIGCONT');
   }
+});
+
+test('runs awaiting a slow fetch show in /health as fetch; a pool full of them answers 503 overloaded', async () => {
+  // A local server that answers after 1.5 s (allowed by fetch_allowed_addresses).
+  const slow = http.createServer((req, res) => setTimeout(() => { res.writeHead(200); res.end('late'); }, 1500));
+  servers.push(slow);
+  await new Promise((r) => slow.listen(0, '127.0.0.1', r));
+  const target = `http://127.0.0.1:${slow.address().port}/`;
+  const stack = await start({ workers: 2, maxWorkers: 4, actions: ['fetch_allowed_addresses = 127.0.0.1'],
+    supervisorOptions: ['min_spare_workers = 4', 'max_spare_workers = 4', 'reserve_workers = 1'] });
+  const owner = (await newAccount(stack, 'pool fetch')).api_key;
+  const group = await addGroup(stack, owner, 'runners');
+  const key = await addUsageKey(stack, owner, { execute_in_groups: [Number(group)] });
+  const run = actionRunner(stack, { owner, group, key });
+  const code = `async function main() { const r = await fetch(${JSON.stringify(target)}); return await r.text(); }`;
+  assert.equal((await run(code)).response, 'late');  // lists the code in the group
+  // Runs with no other request around them (the runner's CID look-up would itself be refused).
+  const runOnce = async () => assertOk(await stack.request('POST', 'sigil_action', { key, body: { code } }), 'run');
+
+  const three = Array.from({ length: 3 }, runOnce);
+  const h = await eventually(async () => {
+    const j = (await health(stack));
+    return j.in_flight.fetch === 3 ? j : null;
+  }, 1400, 25);
+  assert.ok(h, 'three runs wait on their fetch');
+  assert.equal(h.in_flight.total, 4, JSON.stringify(h.in_flight));  // and this /health
+  const fourth = runOnce();
+  // The fourth fills the pool: the next request of any kind is refused at once.
+  const refused = await eventually(async () => {
+    const r = await timed(stack.request('GET', '/core/v1/version'));
+    return r.res.status === 503 ? r : null;
+  }, 1000, 20);
+  assert.ok(refused, 'a request beyond the pool was refused');
+  assertOverloaded(refused.res, 'version on a full pool');
+  assert.ok(refused.ms < 200, `refused after ${Math.round(refused.ms)} ms`);
+  for (const r of await Promise.all([...three, fourth])) assert.equal(r.response, 'late');
+  assertOk(await stack.request('GET', '/core/v1/version'));
+  assert.equal((await health(stack)).in_flight.fetch, 0);
 });
