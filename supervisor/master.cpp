@@ -102,7 +102,10 @@ int Master::Run() {
     }
     ::signal(SIGPIPE, SIG_IGN);
 
-    auto sock = ListenSocket::Open({m_opt.socket_path, m_opt.socket_mode, m_opt.socket_group});
+    // nginx passes at most max_workers requests at once, and those not yet taken wait here while the
+    // pool grows: the backlog must hold them all, or nginx's connect fails with EAGAIN (a 502).
+    auto sock = ListenSocket::Open({m_opt.socket_path, m_opt.socket_mode, m_opt.socket_group,
+                                    static_cast<int>(std::max<std::uint32_t>(511, 2 * m_opt.max_workers))});
     if (!sock.ok()) {
         LogError(sock.error().message);
         return 1;
