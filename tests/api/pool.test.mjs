@@ -68,6 +68,18 @@ test('the pool grows to carry slow requests, then shrinks back to its floor plus
   }, 5000, 100);
   assert.ok(shrunk, 'the pool shrank back');
   assertOk(await stack.request('GET', '/core/v1/version'));
+
+  // A reload while the pool is grown: every request in flight ends 200, the old workers drain, and
+  // the new generation starts at its floor and grows as load asks.
+  const load = Array.from({ length: 8 }, () => stack.request('GET', '/core/v1/test/sleep', { query: { ms: 1000 } }));
+  await sleep(300);
+  process.kill(stack.pidOf('supervisor'), 'SIGHUP');
+  for (const res of await Promise.all(load)) assertOk(res, 'a request across the reload');
+  const settled = await eventually(async () => {
+    const h = await health(stack);
+    return h.workers.draining === 0 && h.workers.total <= 3 + 1 ? h : null;
+  }, 5000, 100);
+  assert.ok(settled, 'the reloaded pool settles');
   console.log(`# pool: idle ${before.total}, under 12 slow requests ${grown.workers.total}, ` +
     `after ${shrunk.workers.total - shrunk.workers.draining}`);
 });
