@@ -69,6 +69,7 @@ class SupervisorTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testOptionsFromConfig);
     CPPUNIT_TEST(testOptionsRefuseMissingWorkerBinary);
     CPPUNIT_TEST(testPoolSizes);
+    CPPUNIT_TEST(testSparesAndDrainingOneIdle);
     CPPUNIT_TEST(testLoadOptionsKeepsValidatedText);
     CPPUNIT_TEST(testConfigSnapshotIsSealed);
     CPPUNIT_TEST(testBackoffGrowsOnlyForYoungCrashes);
@@ -130,6 +131,51 @@ public:
             CPPUNIT_ASSERT_MESSAGE(bad, !o.ok());
             CPPUNIT_ASSERT_EQUAL(std::string("pool_sizes"), o.error().code);
         }
+    }
+    // The pool's primitives for growing and shrinking, on real child processes (a script standing in
+    // for the worker): idle and starting workers are spare; the highest idle slot is drained first,
+    // busy ones never.
+    void testSparesAndDrainingOneIdle() {
+        const std::string dir = TempDir();
+        const std::string bin = dir + "/fake-worker";
+        FILE* f = fopen(bin.c_str(), "w");
+        fputs("#!/bin/sh\nexec sleep 30\n", f);
+        fclose(f);
+        chmod(bin.c_str(), 0755);
+        auto sb = common::Scoreboard::Create("test-pool", 8);
+        CPPUNIT_ASSERT(sb.ok());
+        auto cfg = ConfigSnapshot("");
+        CPPUNIT_ASSERT(cfg.ok());
+        int pair[2];
+        CPPUNIT_ASSERT(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) == 0);
+        common::UniqueFd a(pair[0]), b(pair[1]);
+        common::UniqueFd listen_fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        ChildPool pool(*sb, SpawnSpec{bin, "c", listen_fd.get(), cfg->get(), a.get(), b.get()});
+        for (int i = 0; i < 4; ++i) CPPUNIT_ASSERT(pool.Spawn(1, 0).ok());
+        CPPUNIT_ASSERT_EQUAL(4u, pool.CountSpare(1));  // all starting
+        sb->MarkIdle(0);
+        sb->MarkBusy(1, 1);
+        sb->MarkIdle(2);
+        sb->MarkBusy(3, 1);
+        CPPUNIT_ASSERT_EQUAL(2u, pool.CountSpare(1));
+        CPPUNIT_ASSERT_EQUAL(0u, pool.CountSpare(2));  // another generation's are not
+        CPPUNIT_ASSERT(pool.DrainOneIdle(1, 5));
+        CPPUNIT_ASSERT_EQUAL(1u, sb->Slot(2).drain.load());  // the highest idle slot
+        CPPUNIT_ASSERT_EQUAL(0u, sb->Slot(0).drain.load());
+        CPPUNIT_ASSERT_EQUAL(3u, pool.CountWanted(1));
+        CPPUNIT_ASSERT(pool.DrainOneIdle(1, 6));
+        CPPUNIT_ASSERT_EQUAL(1u, sb->Slot(0).drain.load());
+        CPPUNIT_ASSERT(!pool.DrainOneIdle(1, 7));  // the busy ones stay
+        CPPUNIT_ASSERT_EQUAL(2u, pool.CountWanted(1));
+        // The drained ones got SIGQUIT and end; the rest are stopped here.
+        pool.Drain(UINT32_MAX, 8);
+        for (int i = 0; i < 100 && pool.size() > 0; ++i) {
+            pool.Reap();
+            usleep(20000);
+        }
+        CPPUNIT_ASSERT_EQUAL(std::size_t{0}, pool.size());
+        unlink(bin.c_str());
+        rmdir(dir.c_str());
     }
     void testOptionsRefuseMissingWorkerBinary() {
         auto cfg = common::Config::Parse("");
