@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
+#include "supervisor/backlog.h"
 #include "supervisor/children.h"
 #include "supervisor/listen_socket.h"
 #include "supervisor/sd_notify.h"
@@ -202,15 +203,19 @@ void Master::FillPool(std::int64_t now) {
     while (m_pool->CountWanted(m_generation) < m_opt.workers) {
         if (!Spawn(now)) return;
     }
-    // The spares: fork up to min_spare_workers idle ones at once, more each tick the shortage lasts.
+    // The spares: min_spare_workers idle ones, plus one for each connection waiting in the listen
+    // socket's queue (requests no worker has taken), all forked at once. Where the kernel does not
+    // tell the queue's length, each tick the shortage lasts forks more than the last.
     const std::uint32_t wanted = m_pool->CountWanted(m_generation);
     const std::uint32_t spare = m_pool->CountSpare(m_generation);
-    if (spare >= m_opt.min_spare_workers || wanted >= m_opt.max_workers) {
+    const auto waiting = PendingConnections(m_socket->fd());
+    const std::uint32_t need = m_opt.min_spare_workers + waiting.value_or(0);
+    if (spare >= need || wanted >= m_opt.max_workers) {
         if (m_pressure_ms != 0 && now - m_pressure_ms >= kPressureLingerMs) m_spawn_batch = 0;
         return;
     }
     m_pressure_ms = now;
-    const std::uint32_t batch = std::min(std::max(m_opt.min_spare_workers - spare, m_spawn_batch), m_opt.max_workers - wanted);
+    const std::uint32_t batch = std::min(waiting ? need - spare : std::max(need - spare, m_spawn_batch), m_opt.max_workers - wanted);
     m_spawn_batch = std::min(std::max(m_spawn_batch * 2, m_opt.min_spare_workers), kMaxSpawnBatch);
     for (std::uint32_t i = 0; i < batch; ++i) {
         if (!Spawn(now)) return;

@@ -10,10 +10,13 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/config.h"
 #include "common/handles.h"
+#include "supervisor/backlog.h"
 #include "supervisor/children.h"
 #include "supervisor/listen_socket.h"
 #include "supervisor/options.h"
@@ -70,6 +73,7 @@ class SupervisorTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testOptionsRefuseMissingWorkerBinary);
     CPPUNIT_TEST(testPoolSizes);
     CPPUNIT_TEST(testSparesAndDrainingOneIdle);
+    CPPUNIT_TEST(testPendingConnectionsCountsTheAcceptQueue);
     CPPUNIT_TEST(testLoadOptionsKeepsValidatedText);
     CPPUNIT_TEST(testConfigSnapshotIsSealed);
     CPPUNIT_TEST(testBackoffGrowsOnlyForYoungCrashes);
@@ -175,6 +179,28 @@ public:
         }
         CPPUNIT_ASSERT_EQUAL(std::size_t{0}, pool.size());
         unlink(bin.c_str());
+        rmdir(dir.c_str());
+    }
+    // The pool forks one worker per connection nobody has accepted yet: the kernel's count of them.
+    void testPendingConnectionsCountsTheAcceptQueue() {
+        const std::string dir = TempDir();
+        auto sock = ListenSocket::Open({dir + "/s.sock", 0600, ""});
+        CPPUNIT_ASSERT(sock.ok());
+        CPPUNIT_ASSERT(PendingConnections(sock->fd()) == std::optional<std::uint32_t>(0));
+        std::vector<common::UniqueFd> clients;
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::strncpy(a.sun_path, (dir + "/s.sock").c_str(), sizeof a.sun_path - 1);
+        for (int i = 0; i < 3; ++i) {
+            clients.emplace_back(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+            CPPUNIT_ASSERT(connect(clients.back().get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+        }
+        CPPUNIT_ASSERT(PendingConnections(sock->fd()) == std::optional<std::uint32_t>(3));
+        common::UniqueFd taken(accept4(sock->fd(), nullptr, nullptr, SOCK_CLOEXEC));
+        CPPUNIT_ASSERT(taken.valid());
+        CPPUNIT_ASSERT(PendingConnections(sock->fd()) == std::optional<std::uint32_t>(2));
+        CPPUNIT_ASSERT(!PendingConnections(-1));
+        sock->Close();
         rmdir(dir.c_str());
     }
     void testOptionsRefuseMissingWorkerBinary() {
