@@ -41,6 +41,10 @@ constexpr std::int64_t kShrinkEveryMs = 100;
 // While idle workers stay short tick after tick, each tick forks this many more than the last (from
 // min_spare_workers, doubling), up to this many at once (php-fpm's pm.max_spawn_rate).
 constexpr std::uint32_t kMaxSpawnBatch = 32;
+// At most this many workers start at once (php-fpm's pm.max_spawn_rate): 250 forked together share
+// 2 cores until all are ready seconds later, where 32 at a time are ready in a fraction of that and
+// serve while the next ones start.
+constexpr std::uint32_t kMaxStarting = 32;
 
 // Reloads may briefly double the pool (old workers draining, new ones serving), so the
 // scoreboard holds twice the largest pool plus headroom for a reload during a reload.
@@ -218,7 +222,9 @@ void Master::FillPool(std::int64_t now) {
         return;
     }
     m_pressure_ms = now;
-    const std::uint32_t batch = std::min(waiting ? need - spare : std::max(need - spare, m_spawn_batch), m_opt.max_workers - wanted);
+    const std::uint32_t starting = m_scoreboard->Summarize().starting;
+    const std::uint32_t batch = std::min({waiting ? need - spare : std::max(need - spare, m_spawn_batch),
+                                          m_opt.max_workers - wanted, starting < kMaxStarting ? kMaxStarting - starting : 0});
     m_spawn_batch = std::min(std::max(m_spawn_batch * 2, m_opt.min_spare_workers), kMaxSpawnBatch);
     for (std::uint32_t i = 0; i < batch; ++i) {
         if (!Spawn(now)) return;
