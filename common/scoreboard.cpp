@@ -35,13 +35,27 @@ struct Scoreboard::Header {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x5349474953425244ULL;  // "SIGISBRD"
-constexpr std::uint32_t kVersion = 5;
+constexpr std::uint32_t kVersion = 6;
 
 std::size_t SizeFor(std::uint32_t slots) {
     return 128 + static_cast<std::size_t>(slots) * sizeof(ScoreboardSlot);  // 128 = sizeof(Header)
 }
 
 }  // namespace
+
+const char* ActivityName(Activity activity) {
+    switch (activity) {
+        case Activity::None: return "none";
+        case Activity::Run: return "run";
+        case Activity::Chain: return "chain";
+        case Activity::Receipt: return "receipt";
+        case Activity::Keyd: return "keyd";
+        case Activity::Gateway: return "gateway";
+        case Activity::Fetch: return "fetch";
+        case Activity::Ledger: return "ledger";
+    }
+    return "none";
+}
 
 Scoreboard::Scoreboard(UniqueFd fd, void* map, std::size_t size) : m_fd(std::move(fd)), m_map(map), m_size(size) {}
 
@@ -134,6 +148,7 @@ void Scoreboard::Assign(std::uint32_t index, std::int32_t pid, std::uint32_t gen
     s.request_start_ms.store(0);
     s.drain.store(0);
     s.run_key.store(0);
+    s.activity.store(0);
     s.generation.store(generation);
     s.pid.store(pid);
     s.state.store(static_cast<std::uint32_t>(SlotState::Starting));
@@ -146,6 +161,7 @@ void Scoreboard::Release(std::uint32_t index) {
     s.request_start_ms.store(0);
     s.requests.store(0);
     s.run_key.store(0);  // a worker killed mid-run leaves no phantom run behind
+    s.activity.store(0);  // nor a phantom chain call holding the reserve
 }
 
 void Scoreboard::MarkIdle(std::uint32_t index) {
@@ -187,7 +203,12 @@ ScoreboardSummary Scoreboard::Summarize() const {
             case SlotState::Free: continue;
             case SlotState::Starting: ++sum.starting; break;
             case SlotState::Idle: ++sum.idle; break;
-            case SlotState::Busy: ++sum.busy; break;
+            case SlotState::Busy: {
+                ++sum.busy;
+                const auto a = Slot(i).activity.load(std::memory_order_relaxed);
+                ++sum.in_flight[a < ACTIVITY_KINDS ? a : 0];
+                break;
+            }
             case SlotState::Draining: ++sum.draining; break;
         }
         ++sum.total;
@@ -199,6 +220,15 @@ std::uint32_t Scoreboard::CountRunning(std::uint64_t key_tag) const {
     std::uint32_t n = 0;
     for (std::uint32_t i = 0; i < capacity(); ++i) {
         if (Slot(i).run_key.load(std::memory_order_acquire) == key_tag) ++n;
+    }
+    return n;
+}
+
+std::uint32_t Scoreboard::CountChainBound() const {
+    std::uint32_t n = 0;
+    for (std::uint32_t i = 0; i < capacity(); ++i) {
+        const auto a = static_cast<Activity>(Slot(i).activity.load(std::memory_order_acquire));
+        if (a == Activity::Chain || a == Activity::Receipt) ++n;
     }
     return n;
 }

@@ -27,6 +27,22 @@ enum class SlotState : std::uint32_t {
     Draining = 4,  // told to stop: finishes its request (if any) and exits
 };
 
+// What a worker's request is waiting on right now (common/activity.h sets it): /health shows the
+// requests in flight by kind, and the chain reserve counts the slots waiting on the chain node.
+enum class Activity : std::uint32_t {
+    None = 0,     // computing, or no request
+    Run = 1,      // a sandbox child is running an action
+    Chain = 2,    // a JSON-RPC call to the chain node
+    Receipt = 3,  // waiting for a relayed write's receipt
+    Keyd = 4,
+    Gateway = 5,  // loading action code from an IPFS gateway
+    Fetch = 6,    // an action's fetch
+    Ledger = 7,   // the billing ledger's database
+};
+constexpr std::uint32_t ACTIVITY_KINDS = 8;
+// "run", "chain", ... as /health names them ("none" for None).
+const char* ActivityName(Activity activity);
+
 struct ScoreboardSlot {
     std::atomic<std::int32_t> pid;
     std::atomic<std::uint32_t> state;
@@ -39,6 +55,8 @@ struct ScoreboardSlot {
     // The key the worker is running an action for (a tag of its hash, 0 = none): the pool-wide
     // concurrent-runs cap per key counts the slots holding the same tag.
     std::atomic<std::uint64_t> run_key;
+    // Activity (as its number): what the current request waits on; None between requests.
+    std::atomic<std::uint32_t> activity;
 };
 
 // The chain node's health as every worker sees it (the circuit breaker of DESIGN.md section 10
@@ -58,6 +76,8 @@ struct ScoreboardSummary {
     std::uint64_t requests_served = 0;  // since the supervisor started, by every worker ever
     std::uint64_t connections_accepted = 0;  // FastCGI connections from nginx, same span
     std::uint32_t capacity = 0;         // number of slots
+    // Busy slots by Activity (index = its number; [0] = busy on none of them, e.g. computing).
+    std::uint32_t in_flight[ACTIVITY_KINDS] = {};
 };
 
 class Scoreboard {
@@ -107,6 +127,9 @@ public:
 
     // How many slots are running an action for `key_tag` (non-zero) right now.
     std::uint32_t CountRunning(std::uint64_t key_tag) const;
+
+    // How many slots wait on the chain node (Activity Chain or Receipt) right now.
+    std::uint32_t CountChainBound() const;
 
     // A counter every worker bumps after a relayed write reaches the chain; each worker drops its
     // cached contract reads when it sees the counter move, so a write through one worker is seen

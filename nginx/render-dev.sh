@@ -7,6 +7,9 @@
 # SIGIL_DEV_GATEWAY="PORT:DIR" adds a plain-HTTP IPFS gateway on 127.0.0.1:PORT serving DIR at /ipfs/.
 # SIGIL_MINT_RATE / SIGIL_MINT_BURST: nginx's limit on new_account and the *_with_signature flows per
 # client address (development defaults 20r/s, burst 100, generous for the test suites; production: 1r/s, 20).
+# SIGIL_MAX_INFLIGHT: requests nginx passes to the workers at once, the rest get 503 overloaded; must
+# equal [supervisor] max_workers (default 256). SIGIL_FCGI_KEEPALIVE: idle kept FastCGI connections per
+# nginx worker (default: min(SIGIL_MAX_INFLIGHT, 32)).
 # NODE_MODULES (default: node_modules next to this script's parent directory, i.e. the repository's)
 # must hold swagger-ui-dist (npm ci); /core/v1/swagger-ui/ serves it with nginx/swagger-ui/index.html.
 set -euo pipefail
@@ -27,6 +30,10 @@ swagger_page=$here/swagger-ui
 mint_rate=${SIGIL_MINT_RATE:-20r/s}
 mint_burst=${SIGIL_MINT_BURST:-100}
 [[ $mint_rate =~ ^[0-9]+r/[sm]$ && $mint_burst =~ ^[0-9]+$ ]] || { echo "bad SIGIL_MINT_RATE or SIGIL_MINT_BURST" >&2; exit 64; }
+max_inflight=${SIGIL_MAX_INFLIGHT:-256}
+[[ $max_inflight =~ ^[0-9]+$ && $max_inflight -ge 1 ]] || { echo "bad SIGIL_MAX_INFLIGHT" >&2; exit 64; }
+keepalive=${SIGIL_FCGI_KEEPALIVE:-$(( max_inflight > 32 ? 32 : max_inflight ))}
+[[ $keepalive =~ ^[0-9]+$ && $keepalive -ge 1 ]] || { echo "bad SIGIL_FCGI_KEEPALIVE" >&2; exit 64; }
 
 [[ $port =~ ^[0-9]+$ && $port -ge 1 && $port -le 65535 ]] || { echo "bad PORT: $port" >&2; exit 64; }
 [[ $max_body =~ ^[0-9]+$ && $read_timeout =~ ^[0-9]+$ ]] || { echo "bad MAX_BODY_BYTES or READ_TIMEOUT_S" >&2; exit 64; }
@@ -67,6 +74,7 @@ sed -e "s|@PREFIX@|$prefix|g" -e "s|@USER_LINE@|$user_line|g" -e "s|@LISTEN@|127
     -e "s|@EVIDENCE_DIR@|$evidence|g" -e "s|@MAX_BODY_BYTES@|$max_body|g" -e "s|@READ_TIMEOUT@|$read_timeout|g" \
     -e "s|@SWAGGER_UI_DIST@|$swagger_dist|g" -e "s|@SWAGGER_UI_PAGE@|$swagger_page|g" \
     -e "s|@MINT_RATE@|$mint_rate|g" -e "s|@MINT_BURST@|$mint_burst|g" \
+    -e "s|@MAX_INFLIGHT@|$max_inflight|g" -e "s|@KEEPALIVE@|$keepalive|g" \
     "$here/sigil.conf.template" > "$prefix/nginx.conf"
 # Development IPFS gateway (SIGIL_DEV_GATEWAY="PORT:DIR"): plain HTTP on loopback serving
 # DIR/<CID> at /ipfs/<CID>, where scripts/ipfs-add puts files. Workers verify every byte

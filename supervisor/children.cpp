@@ -174,13 +174,45 @@ std::uint32_t ChildPool::CountWanted(std::uint32_t generation) const {
     return n;
 }
 
+std::uint32_t ChildPool::CountSpare(std::uint32_t generation) const {
+    std::uint32_t n = 0;
+    for (const auto& [pid, c] : m_children) {
+        if (c.generation != generation || c.quit_sent_ms != 0) continue;
+        const auto state = static_cast<common::SlotState>(m_scoreboard.Slot(c.slot).state.load());
+        if (state == common::SlotState::Idle || state == common::SlotState::Starting) ++n;
+    }
+    return n;
+}
+
+void ChildPool::Quit(pid_t pid, Child& c, std::int64_t now_ms) {
+    if (m_scoreboard.Slot(c.slot).pid.load() == pid) m_scoreboard.Slot(c.slot).drain.store(1);
+    kill(pid, SIGQUIT);
+    c.quit_sent_ms = now_ms;
+}
+
 void ChildPool::Drain(std::uint32_t below_generation, std::int64_t now_ms) {
     for (auto& [pid, c] : m_children) {
         if (c.quit_sent_ms != 0 || c.generation >= below_generation) continue;
-        if (m_scoreboard.Slot(c.slot).pid.load() == pid) m_scoreboard.Slot(c.slot).drain.store(1);
-        kill(pid, SIGQUIT);
-        c.quit_sent_ms = now_ms;
+        Quit(pid, c, now_ms);
     }
+}
+
+bool ChildPool::DrainOneIdle(std::uint32_t generation, std::int64_t now_ms) {
+    // The highest slot first: the pool then keeps to the low slots, and a slot's number stays small.
+    Child* pick = nullptr;
+    pid_t pick_pid = 0;
+    for (auto& [pid, c] : m_children) {
+        if (c.generation != generation || c.quit_sent_ms != 0) continue;
+        const auto& slot = m_scoreboard.Slot(c.slot);
+        if (slot.pid.load() != pid || static_cast<common::SlotState>(slot.state.load()) != common::SlotState::Idle) continue;
+        if (pick == nullptr || c.slot > pick->slot) {
+            pick = &c;
+            pick_pid = pid;
+        }
+    }
+    if (pick == nullptr) return false;
+    Quit(pick_pid, *pick, now_ms);
+    return true;
 }
 
 void ChildPool::Escalate(std::int64_t now_ms, std::int64_t graceful_ms) {

@@ -76,12 +76,19 @@ public:
 
     // Children of `generation` that are not draining.
     std::uint32_t CountWanted(std::uint32_t generation) const;
+    // Of those, the ones that are idle or still starting (a starting worker is about to be idle:
+    // counting it keeps one burst from forking twice).
+    std::uint32_t CountSpare(std::uint32_t generation) const;
     std::size_t size() const { return m_children.size(); }
     const std::map<pid_t, Child>& children() const { return m_children; }
 
     // Sends SIGQUIT (finish the current request, then exit) to every non-draining child whose
     // generation is below `generation` (UINT32_MAX: all of them).
     void Drain(std::uint32_t below_generation, std::int64_t now_ms);
+
+    // Sends SIGQUIT to one idle, non-draining child of `generation` (the pool shrinking); false
+    // when none is idle. A worker that took a request meanwhile finishes it first.
+    bool DrainOneIdle(std::uint32_t generation, std::int64_t now_ms);
 
     // For draining children: SIGTERM once `graceful_ms` has passed since SIGQUIT, SIGKILL 2 s after that.
     void Escalate(std::int64_t now_ms, std::int64_t graceful_ms);
@@ -92,6 +99,7 @@ public:
 
 private:
     std::optional<std::uint32_t> FreeSlot() const;
+    void Quit(pid_t pid, Child& c, std::int64_t now_ms);
 
     common::Scoreboard& m_scoreboard;
     SpawnSpec m_spec;

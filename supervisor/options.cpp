@@ -27,7 +27,27 @@ common::Result<SupervisorOptions> OptionsFromConfig(const common::Config& config
     o.socket_mode = static_cast<unsigned>(config.GetInt(S, "socket_mode"));
     o.socket_group = config.GetString(S, "socket_group");
     const auto workers = config.GetInt(S, "workers");
-    o.workers = workers == 0 ? DefaultWorkerCount(::sysconf(_SC_NPROCESSORS_ONLN)) : static_cast<std::uint32_t>(workers);
+    o.max_workers = static_cast<std::uint32_t>(config.GetInt(S, "max_workers"));
+    o.workers = workers == 0 ? std::min(DefaultWorkerCount(::sysconf(_SC_NPROCESSORS_ONLN)), o.max_workers)
+                             : static_cast<std::uint32_t>(workers);
+    o.min_spare_workers = static_cast<std::uint32_t>(config.GetInt(S, "min_spare_workers"));
+    o.max_spare_workers = static_cast<std::uint32_t>(config.GetInt(S, "max_spare_workers"));
+    o.reserve_workers = static_cast<std::uint32_t>(config.GetInt(S, "reserve_workers"));
+    const auto pool_sizes = [](const std::string& why) {
+        return common::MakeError(common::ErrorKind::InvalidInput, "pool_sizes", "supervisor: " + why);
+    };
+    if (o.workers > o.max_workers) {
+        return pool_sizes("workers (" + std::to_string(o.workers) + ") above max_workers (" +
+                          std::to_string(o.max_workers) + ")");
+    }
+    if (o.min_spare_workers > o.max_spare_workers) {
+        return pool_sizes("min_spare_workers (" + std::to_string(o.min_spare_workers) + ") above max_spare_workers (" +
+                          std::to_string(o.max_spare_workers) + ")");
+    }
+    if (o.reserve_workers >= o.max_workers) {
+        return pool_sizes("reserve_workers (" + std::to_string(o.reserve_workers) + ") must be below max_workers (" +
+                          std::to_string(o.max_workers) + "), or no chain call could ever run");
+    }
     o.max_requests = static_cast<std::uint64_t>(config.GetInt(S, "max_requests"));
     o.request_hard_timeout_ms = config.GetInt(S, "request_hard_timeout_s") * 1000;
     o.graceful_stop_timeout_ms = config.GetInt(S, "graceful_stop_timeout_s") * 1000;

@@ -23,6 +23,7 @@
 #include "common/config.h"
 #include "common/handles.h"
 #include "common/log.h"
+#include "common/activity.h"
 #include "common/scoreboard.h"
 #include "workers/actions/runner.h"
 #include "workers/api/api.h"
@@ -158,6 +159,12 @@ int main(int argc, char** argv) {
         slot = static_cast<std::uint32_t>(*sb_slot);
         if (runner.ok()) (*runner)->SetLoweredCacheKey(scoreboard->CacheKey());
         common::SetLogComponent("worker[" + std::to_string(slot) + "]");
+        // The chain reserve: at most max_workers - reserve_workers requests wait on the chain at
+        // once (the supervisor checked that reserve_workers < max_workers).
+        const auto max_workers = config->GetInt("supervisor", "max_workers");
+        const auto reserve = config->GetInt("supervisor", "reserve_workers");
+        common::BindActivitySlot(&*scoreboard, slot,
+                                 static_cast<std::uint32_t>(max_workers > reserve ? max_workers - reserve : 1));
     }
 
     // One keyd connection per worker, opened lazily and reopened after keyd restarts.
@@ -170,7 +177,8 @@ int main(int argc, char** argv) {
     }
 
     workers::Router router;
-    workers::AddSystemRoutes(router, {SIGIL_VERSION, scoreboard ? &*scoreboard : nullptr, keyd ? &*keyd : nullptr});
+    workers::AddSystemRoutes(router, {SIGIL_VERSION, scoreboard ? &*scoreboard : nullptr, keyd ? &*keyd : nullptr,
+                                      static_cast<std::uint32_t>(config->GetInt("supervisor", "max_workers"))});
     workers::AddAttestationRoutes(router, {config->GetString("worker", "dstack_socket"),
                                            static_cast<int>(config->GetInt("worker", "attestation_timeout_ms")),
                                            static_cast<int>(config->GetInt("worker", "attestation_cache_ms"))});

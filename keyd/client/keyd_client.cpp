@@ -10,6 +10,8 @@
 #include <cstring>
 #include <thread>
 
+#include "common/activity.h"
+
 namespace sigil::workers {
 namespace {
 
@@ -135,6 +137,7 @@ common::Result<common::SecretBuffer> KeydClient::Exchange(const common::SecretBu
 }
 
 common::Result<common::SecretBuffer> KeydClient::Call(const common::SecretBuffer& frame) {
+    const common::ActivityScope activity(common::Activity::Keyd);
     const bool reused = m_fd.valid();
     if (!reused) SIGIL_TRY_STATUS(Connect());
     bool broken = false;

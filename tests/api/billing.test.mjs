@@ -45,7 +45,9 @@ before(async () => {
   });
   await new Promise((r) => gateway.listen(0, '127.0.0.1', r));
   stack = await startStack({
-    workers: 2,
+    // A small pool (issue 23's pool would run a burst of 100 at once on 2 cores, each run then
+    // longer than the one second the charges below assume); beyond it, 503 overloaded.
+    workers: 2, maxWorkers: 4, supervisorOptions: ['reserve_workers = 1'],
     ipfsGateways: [`http://127.0.0.1:${gateway.address().port}/ipfs/`],
     actions: [`timeout_ms = ${TIME_LIMIT_S * 1000}`, `ipfs_timeout_ms = ${IPFS_TIMEOUT_MS}`],
     billing: { lines: [`starter_credit_cents = ${STARTER}`, `write_price_cents = ${WRITE_PRICE}`,
@@ -194,7 +196,8 @@ test('concurrent runs against a balance for 50 never overdraw: bursts of 100 run
     const answers = await Promise.all(Array.from({ length: 100 }, () => stack.request('POST', 'sigil_action', { key, body: { code } })));
     const done = answers.filter((a) => a.status === 200);
     const refused = answers.filter((a) => a.status === 402);
-    assert.equal(done.length + refused.length, 100, `statuses: ${answers.map((a) => a.status).join(',')}`);
+    const overloaded = answers.filter((a) => a.status === 503 && a.json?.error?.code === 'overloaded');  // never started
+    assert.equal(done.length + refused.length + overloaded.length, 100, `statuses: ${answers.map((a) => a.status).join(',')}`);
     assert.ok(refused.every((a) => a.json.error.code === 'insufficient_credit'));
     assert.ok(done.length > 0 || ran === 50, 'every burst with credit left runs something');
     ran += done.length;

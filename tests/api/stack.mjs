@@ -27,6 +27,8 @@
 //                        serves at /evidences/ (stack.evidenceDir; acme-account.json names ACME_ACCOUNT_URI)
 //   startStack({workerOptions: ['attestation_cache_ms = 0']}) adds lines to the [worker] section
 //   startStack({supervisorOptions: ['request_hard_timeout_s = 6']}) adds lines to the [supervisor] section
+//   startStack({workers: 2, maxWorkers: 6}): the pool's floor and ceiling ([supervisor] max_workers,
+//                        default 256), which is also nginx's bound on requests in flight
 //   startStack({billing: {lines: ['starter_credit_cents = 100'], database}}) turns billing on with the chain
 //                        processor (tUSD and Payments on the dev chain) and a SQLite ledger in the home
 //                        (or `database`, e.g. postgresql://...); `lines` go to the [billing] section;
@@ -138,8 +140,8 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
   });
 }
 
-/// Starts the stack. Options: workers (default 2).
-export async function startStack({ workers = 2, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
+/// Starts the stack. Options: workers (default 2), maxWorkers (default 256).
+export async function startStack({ workers = 2, maxWorkers = 256, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
   chainState = false, teeSim = false, workerOptions = [], supervisorOptions = [], billing = null, nginxEnv = {},
   lowerer = true } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
@@ -236,7 +238,8 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
     const fcgiSocket = join(run, 'fcgi.sock');
     const conf = join(home, 'sigil.conf');
     writeFileSync(conf, [
-      '[supervisor]', `socket_path = ${fcgiSocket}`, 'socket_mode = 0666', `workers = ${workers}`, ...supervisorOptions, '',
+      '[supervisor]', `socket_path = ${fcgiSocket}`, 'socket_mode = 0666', `workers = ${workers}`,
+      `max_workers = ${maxWorkers}`, ...supervisorOptions, '',
       '[worker]', 'max_body_bytes = 1048576', `test_routes = ${testRoutes}`,
       ...(teeSim ? [`dstack_socket = ${teeSocket}`] : []), ...workerOptions, '',
       '[chain]', `rpc_url = ${chain.rpc_url}`, `contract_address = ${chain.contract_address}`,
@@ -255,7 +258,8 @@ export async function startStack({ workers = 2, testRoutes = false, actions = []
     const port = await freePort();
     const prefix = join(home, 'nginx');
     execFileSync(join(SOURCE_DIR, 'nginx/render-dev.sh'), [prefix, String(port), fcgiSocket, join(run, 'evidence')],
-      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SIGIL_DEV_GATEWAY: `${gatewayPort}:${gatewayDir}`, ...nginxEnv } });
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SIGIL_DEV_GATEWAY: `${gatewayPort}:${gatewayDir}`,
+        SIGIL_MAX_INFLIGHT: String(maxWorkers), ...nginxEnv } });
     // The evidence set, as scripts/start writes it (needs the agent for quote.json).
     const evidenceDir = join(run, 'evidence');
     if (teeSim) {

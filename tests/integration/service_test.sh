@@ -61,6 +61,9 @@ cat > "$work/sigil.conf" <<CONF
 socket_path = $socket
 workers = 2
 zygotes = 2
+# A static pool of two: the checks below count its workers (pool.test.mjs tests the dynamic one).
+max_workers = 2
+reserve_workers = 1
 max_requests = 40
 request_hard_timeout_s = 2
 graceful_stop_timeout_s = 5

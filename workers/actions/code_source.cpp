@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include "common/activity.h"
 #include "common/cid.h"
 #include "common/hex.h"
 #include "common/log.h"
@@ -109,6 +110,7 @@ Result<CodeCache::Entry> LoadCode(const ActionSettings& settings, CodeCache& cac
     }
     // The caller learns which gateway failed and how, in our words; the details (URLs, hosts,
     // addresses of the operator's gateways) go to the log only.
+    const common::ActivityScope activity(common::Activity::Gateway);
     std::string failures;
     bool mismatch = false;
     bool missing = false;  // a gateway was reached and did not have the CID in time

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/activity.h"
 #include "common/aes_gcm.h"
 #include "common/cid.h"
 #include "common/eip712.h"
@@ -256,6 +257,7 @@ Result<std::string> RunOps::Fetch(const rapidjson::Document& args, std::chrono::
     limits.max_response_bytes = m_settings.fetch_max_response_bytes;
     limits.allowed_addresses = m_settings.fetch_allowed_addresses;
     limits.refused_hosts = m_settings.public_hosts;
+    const common::ActivityScope activity(common::Activity::Fetch);
     SIGIL_TRY(response, workers::Fetch(request, limits));
     std::string headers = "{";
     for (std::size_t i = 0; i < response->headers.size(); ++i) {

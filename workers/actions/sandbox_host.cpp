@@ -18,6 +18,7 @@
 
 #include <rapidjson/document.h>
 
+#include "common/activity.h"
 #include "common/utf8.h"
 #include "workers/sandbox/control.h"
 
@@ -530,6 +531,7 @@ Status RequestChild(Zygote& zygote, UniqueFd& ours) {
 
 Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler,
                              const RunAdmission& admission) {
+    const common::ActivityScope activity(common::Activity::Run);
     // Refused before anything starts when too large; the frame itself is encoded after admission
     // (which may shorten the time limit it carries).
     if (request.code.size() + request.params_json.size() + 64 > SANDBOX_MAX_PAYLOAD) {

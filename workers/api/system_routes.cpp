@@ -20,8 +20,16 @@ common::Result<HttpResponse> Health(const SystemInfo& info) {
         body += ",\"workers\":{\"total\":" + std::to_string(s.total) + ",\"idle\":" + std::to_string(s.idle) +
                 ",\"busy\":" + std::to_string(s.busy) + ",\"starting\":" + std::to_string(s.starting) +
                 ",\"draining\":" + std::to_string(s.draining) + ",\"capacity\":" + std::to_string(s.capacity) +
+                ",\"max_workers\":" + std::to_string(info.max_workers) +
                 ",\"requests_served\":" + std::to_string(s.requests_served) +
                 ",\"connections_accepted\":" + std::to_string(s.connections_accepted) + "}";
+        // Requests in flight by what they wait on (a busy worker computing counts in total only).
+        body += ",\"in_flight\":{\"total\":" + std::to_string(s.busy);
+        for (std::uint32_t k = 1; k < common::ACTIVITY_KINDS; ++k) {
+            body += std::string(",\"") + common::ActivityName(static_cast<common::Activity>(k)) + "\":" +
+                    std::to_string(s.in_flight[k]);
+        }
+        body += "}";
         // The pool-wide chain circuit: "unavailable" while chain requests fail fast (DESIGN section 10).
         const auto& circuit = info.scoreboard->ChainCircuit();
         const std::int64_t open_until = circuit.open_until_ms.load(std::memory_order_acquire);

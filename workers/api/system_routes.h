@@ -13,12 +13,15 @@ struct SystemInfo {
     std::string version;                              // e.g. "0.1.0"
     const common::Scoreboard* scoreboard = nullptr;   // null when the worker runs without a supervisor
     KeydClient* keyd = nullptr;                       // null when no keyd is configured
+    std::uint32_t max_workers = 0;                    // [supervisor] max_workers, shown with the pool
 };
 
 // Adds the two routes to `router`. `info` is copied; the scoreboard must outlive the router.
 //   GET /health          200 {"status":"ok","version":...,"workers":{"total","idle","busy","starting",
-//                        "draining","capacity","requests_served"},"keyd":"ok"} ("workers" omitted without
-//                        scoreboard, "keyd" without keyd; with a scoreboard, "chain" is "unavailable"
+//                        "draining","capacity","max_workers","requests_served"},"in_flight":{"total",
+//                        "run","chain","receipt","keyd","gateway","fetch","ledger"},"keyd":"ok"}
+//                        ("workers" and "in_flight" omitted without scoreboard, "keyd" without keyd;
+//                        in_flight counts busy workers by what they wait on; with a scoreboard, "chain" is "unavailable"
 //                        while the chain circuit is open); 503 with "status":"degraded","keyd":"unavailable"
 //                        when keyd does not answer a ping, so a load balancer takes the instance out
 //   GET /core/v1/version 200 {"service":"sigil","version":...,"api":"v1"}

@@ -7,6 +7,7 @@
 #include <memory>
 #include <utility>
 
+#include "common/activity.h"
 #include "common/utf8.h"
 #include "workers/billing/store.h"
 
@@ -502,6 +503,7 @@ private:
     // The store's transaction and read, with any exception (allocation failure) turned into an
     // error: nothing escapes the Ledger interface.
     Status Write(const std::function<Result<Outcome>(StoreSession&)>& work, Durability durability = Durability::Full) {
+        const common::ActivityScope activity(common::Activity::Ledger);
         try {
             return m_store->Transaction(work, durability);
         } catch (const std::exception& e) {
@@ -509,6 +511,7 @@ private:
         }
     }
     Status ReadOnly(const std::function<Status(StoreSession&)>& work) {
+        const common::ActivityScope activity(common::Activity::Ledger);
         try {
             return m_store->Read(work);
         } catch (const std::exception& e) {

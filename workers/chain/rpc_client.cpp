@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/activity.h"
 #include "common/handles.h"
 #include "common/log.h"
 #include "common/scoreboard.h"
@@ -105,6 +106,12 @@ common::Error CircuitOpen() {
                      "the chain node is failing; chain requests are refused for a moment while it is tested");
 }
 
+// The chain reserve ([supervisor] reserve_workers): the workers left must stay free for chain-free requests.
+common::Error ChainReserveHeld() {
+    return MakeError(ErrorKind::Suspended, "overloaded",
+                     "too many requests are waiting on the chain node; retry shortly");
+}
+
 common::Error BudgetSpent() {
     return MakeError(ErrorKind::Timeout, "chain_timeout", "the chain node did not answer within this request's budget");
 }
@@ -112,6 +119,8 @@ common::Error BudgetSpent() {
 }  // namespace
 
 common::Result<RpcReply> RpcClient::Call(std::string_view method, std::string_view params_json, bool idempotent) {
+    const common::ActivityScope activity(common::Activity::Chain);
+    if (!activity.admitted()) return ChainReserveHeld();
     const int attempts = idempotent ? 1 + m_options.read_retries : 1;
     auto backoff = m_options.retry_backoff;
     std::optional<common::Error> last;

@@ -1,5 +1,7 @@
 #include "workers/chain/tx_sender.h"
 
+#include "common/activity.h"
+
 namespace sigil::workers {
 
 TxSender::TxSender(EthClient& eth, TxSigner& signer, TxSenderOptions options)
@@ -46,6 +48,7 @@ common::Result<Receipt> TxSender::TrySend(const common::Address20& to, common::B
     auto hash = m_eth.SendRawTransaction(*raw);
     if (!hash.ok()) return hash.error();
     m_next_nonce = *nonce + 1;
+    const common::ActivityScope activity(common::Activity::Receipt);
     auto receipt = m_eth.WaitForReceipt(*hash, m_options.receipt_timeout);
     if (!receipt.ok()) {
         // Broadcast, outcome unknown: the hash lets the caller (and a retry) follow it up.

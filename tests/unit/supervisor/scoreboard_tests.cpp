@@ -16,6 +16,7 @@ class ScoreboardTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testCacheKeyIsRandomPerScoreboardAndShared);
     CPPUNIT_TEST(testStatesAndSummary);
     CPPUNIT_TEST(testCountsRequests);
+    CPPUNIT_TEST(testInFlightByActivity);
     CPPUNIT_TEST(testSharedAcrossFork);
     CPPUNIT_TEST(testAttachRefusesWrongFiles);
     CPPUNIT_TEST(testRejectsBadSlotCount);
@@ -84,6 +85,30 @@ public:
         sb->Assign(0, 3, 2);
         CPPUNIT_ASSERT_EQUAL(std::uint64_t{1}, sb->CountRequest(0));
         CPPUNIT_ASSERT_EQUAL(std::uint64_t{4}, sb->Summarize().requests_served);
+    }
+    // Busy slots are counted by what they wait on; a released slot's activity is cleared.
+    void testInFlightByActivity() {
+        auto sb = Scoreboard::Create("test-sb", 5);
+        CPPUNIT_ASSERT(sb.ok());
+        for (std::uint32_t i = 0; i < 4; ++i) {
+            sb->Assign(i, static_cast<std::int32_t>(100 + i), 1);
+            sb->MarkBusy(i, 1);
+        }
+        sb->Slot(0).activity.store(static_cast<std::uint32_t>(Activity::Chain));
+        sb->Slot(1).activity.store(static_cast<std::uint32_t>(Activity::Receipt));
+        sb->Slot(2).activity.store(static_cast<std::uint32_t>(Activity::Run));
+        auto s = sb->Summarize();
+        CPPUNIT_ASSERT_EQUAL(4u, s.busy);
+        CPPUNIT_ASSERT_EQUAL(1u, s.in_flight[static_cast<std::uint32_t>(Activity::Chain)]);
+        CPPUNIT_ASSERT_EQUAL(1u, s.in_flight[static_cast<std::uint32_t>(Activity::Receipt)]);
+        CPPUNIT_ASSERT_EQUAL(1u, s.in_flight[static_cast<std::uint32_t>(Activity::Run)]);
+        CPPUNIT_ASSERT_EQUAL(1u, s.in_flight[static_cast<std::uint32_t>(Activity::None)]);
+        CPPUNIT_ASSERT_EQUAL(2u, sb->CountChainBound());
+        CPPUNIT_ASSERT_EQUAL(std::string("receipt"), std::string(ActivityName(Activity::Receipt)));
+        sb->Release(0);
+        CPPUNIT_ASSERT_EQUAL(1u, sb->CountChainBound());
+        sb->Assign(0, 200, 1);
+        CPPUNIT_ASSERT_EQUAL(0u, sb->Slot(0).activity.load());
     }
     void testSharedAcrossFork() {
         auto sb = Scoreboard::Create("test-sb", 3);

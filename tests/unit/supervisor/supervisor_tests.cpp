@@ -10,10 +10,13 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/config.h"
 #include "common/handles.h"
+#include "supervisor/backlog.h"
 #include "supervisor/children.h"
 #include "supervisor/listen_socket.h"
 #include "supervisor/options.h"
@@ -68,6 +71,9 @@ class SupervisorTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testDefaultWorkerCount);
     CPPUNIT_TEST(testOptionsFromConfig);
     CPPUNIT_TEST(testOptionsRefuseMissingWorkerBinary);
+    CPPUNIT_TEST(testPoolSizes);
+    CPPUNIT_TEST(testSparesAndDrainingOneIdle);
+    CPPUNIT_TEST(testPendingConnectionsCountsTheAcceptQueue);
     CPPUNIT_TEST(testLoadOptionsKeepsValidatedText);
     CPPUNIT_TEST(testConfigSnapshotIsSealed);
     CPPUNIT_TEST(testBackoffGrowsOnlyForYoungCrashes);
@@ -101,6 +107,101 @@ public:
         CPPUNIT_ASSERT(auto_cfg.ok());
         auto a = OptionsFromConfig(*auto_cfg, "c", "x");
         CPPUNIT_ASSERT(a.ok() && a->workers >= 2 && a->workers <= 32);
+    }
+    // The dynamic pool's bounds: defaults, and the combinations that cannot work are refused.
+    void testPoolSizes() {
+        const auto options = [](const std::string& lines) {
+            auto cfg = common::Config::Parse("[supervisor]\nworker_binary = /bin/true\n" + lines);
+            CPPUNIT_ASSERT(cfg.ok());
+            return OptionsFromConfig(*cfg, "c", "x");
+        };
+        auto d = options("workers = 4\n");
+        CPPUNIT_ASSERT(d.ok());
+        CPPUNIT_ASSERT_EQUAL(256u, d->max_workers);
+        CPPUNIT_ASSERT_EQUAL(4u, d->min_spare_workers);
+        CPPUNIT_ASSERT_EQUAL(16u, d->max_spare_workers);
+        CPPUNIT_ASSERT_EQUAL(8u, d->reserve_workers);
+        auto s = options("workers = 6\nmax_workers = 6\nreserve_workers = 2\n");  // static
+        CPPUNIT_ASSERT(s.ok());
+        CPPUNIT_ASSERT_EQUAL(6u, s->max_workers);
+        // workers = 0 (two per CPU) never exceeds the ceiling.
+        auto a = options("workers = 0\nmax_workers = 2\nreserve_workers = 1\n");
+        CPPUNIT_ASSERT(a.ok());
+        CPPUNIT_ASSERT_EQUAL(2u, a->workers);
+        for (const char* bad : {"workers = 8\nmax_workers = 4\nreserve_workers = 1\n",
+                                "min_spare_workers = 5\nmax_spare_workers = 4\n",
+                                "workers = 2\nmax_workers = 8\nreserve_workers = 8\n"}) {
+            auto o = options(bad);
+            CPPUNIT_ASSERT_MESSAGE(bad, !o.ok());
+            CPPUNIT_ASSERT_EQUAL(std::string("pool_sizes"), o.error().code);
+        }
+    }
+    // The pool's primitives for growing and shrinking, on real child processes (a script standing in
+    // for the worker): idle and starting workers are spare; the highest idle slot is drained first,
+    // busy ones never.
+    void testSparesAndDrainingOneIdle() {
+        const std::string dir = TempDir();
+        const std::string bin = dir + "/fake-worker";
+        FILE* f = fopen(bin.c_str(), "w");
+        fputs("#!/bin/sh\nexec sleep 30\n", f);
+        fclose(f);
+        chmod(bin.c_str(), 0755);
+        auto sb = common::Scoreboard::Create("test-pool", 8);
+        CPPUNIT_ASSERT(sb.ok());
+        auto cfg = ConfigSnapshot("");
+        CPPUNIT_ASSERT(cfg.ok());
+        int pair[2];
+        CPPUNIT_ASSERT(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) == 0);
+        common::UniqueFd a(pair[0]), b(pair[1]);
+        common::UniqueFd listen_fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        ChildPool pool(*sb, SpawnSpec{bin, "c", listen_fd.get(), cfg->get(), a.get(), b.get()});
+        for (int i = 0; i < 4; ++i) CPPUNIT_ASSERT(pool.Spawn(1, 0).ok());
+        CPPUNIT_ASSERT_EQUAL(4u, pool.CountSpare(1));  // all starting
+        sb->MarkIdle(0);
+        sb->MarkBusy(1, 1);
+        sb->MarkIdle(2);
+        sb->MarkBusy(3, 1);
+        CPPUNIT_ASSERT_EQUAL(2u, pool.CountSpare(1));
+        CPPUNIT_ASSERT_EQUAL(0u, pool.CountSpare(2));  // another generation's are not
+        CPPUNIT_ASSERT(pool.DrainOneIdle(1, 5));
+        CPPUNIT_ASSERT_EQUAL(1u, sb->Slot(2).drain.load());  // the highest idle slot
+        CPPUNIT_ASSERT_EQUAL(0u, sb->Slot(0).drain.load());
+        CPPUNIT_ASSERT_EQUAL(3u, pool.CountWanted(1));
+        CPPUNIT_ASSERT(pool.DrainOneIdle(1, 6));
+        CPPUNIT_ASSERT_EQUAL(1u, sb->Slot(0).drain.load());
+        CPPUNIT_ASSERT(!pool.DrainOneIdle(1, 7));  // the busy ones stay
+        CPPUNIT_ASSERT_EQUAL(2u, pool.CountWanted(1));
+        // The drained ones got SIGQUIT and end; the rest are stopped here.
+        pool.Drain(UINT32_MAX, 8);
+        for (int i = 0; i < 100 && pool.size() > 0; ++i) {
+            pool.Reap();
+            usleep(20000);
+        }
+        CPPUNIT_ASSERT_EQUAL(std::size_t{0}, pool.size());
+        unlink(bin.c_str());
+        rmdir(dir.c_str());
+    }
+    // The pool forks one worker per connection nobody has accepted yet: the kernel's count of them.
+    void testPendingConnectionsCountsTheAcceptQueue() {
+        const std::string dir = TempDir();
+        auto sock = ListenSocket::Open({dir + "/s.sock", 0600, ""});
+        CPPUNIT_ASSERT(sock.ok());
+        CPPUNIT_ASSERT(PendingConnections(sock->fd()) == std::optional<std::uint32_t>(0));
+        std::vector<common::UniqueFd> clients;
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::strncpy(a.sun_path, (dir + "/s.sock").c_str(), sizeof a.sun_path - 1);
+        for (int i = 0; i < 3; ++i) {
+            clients.emplace_back(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+            CPPUNIT_ASSERT(connect(clients.back().get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+        }
+        CPPUNIT_ASSERT(PendingConnections(sock->fd()) == std::optional<std::uint32_t>(3));
+        common::UniqueFd taken(accept4(sock->fd(), nullptr, nullptr, SOCK_CLOEXEC));
+        CPPUNIT_ASSERT(taken.valid());
+        CPPUNIT_ASSERT(PendingConnections(sock->fd()) == std::optional<std::uint32_t>(2));
+        CPPUNIT_ASSERT(!PendingConnections(-1));
+        sock->Close();
+        rmdir(dir.c_str());
     }
     void testOptionsRefuseMissingWorkerBinary() {
         auto cfg = common::Config::Parse("");
