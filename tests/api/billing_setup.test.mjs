@@ -1,7 +1,7 @@
 // Billing's configured defaults and start-up checks against the whole stack (Sigil issue 22): no
 // starter credit unless configured (new_account needs no credential), and a payment token that does
 // not answer decimals() 6 refuses payments (503 payments_misconfigured) instead of crediting at the
-// wrong scale, reported in the log at start.
+// wrong scale, reported in the log (on the first payment call: a worker start never waits on the chain).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -21,7 +21,7 @@ test('new accounts get no starter credit by default', async () => {
   assert.equal(assertOk(await stack.request('GET', 'billing/balance', { key })).balance_cents, 0);
 });
 
-test('a token that does not answer decimals() 6 refuses payments, and the start-up log says so', async () => {
+test('a token that does not answer decimals() 6 refuses payments, and the log says so', async () => {
   const { api_key: key } = await newAccount(stack, 'wrong token');
   const refused = await stack.request('POST', 'billing/create_payment_intent', { key, body: { amount_cents: 500 } });
   assertError(refused, 503, 'payments_misconfigured');
@@ -30,5 +30,5 @@ test('a token that does not answer decimals() 6 refuses payments, and the start-
     404, 'unknown_payment_intent');
   const logged = await eventually(() => readdirSync(stack.logs).some((f) =>
     readFileSync(join(stack.logs, f), 'utf8').includes('payments are refused')), 5000);
-  assert.ok(logged, 'the worker logged the misconfigured token at start');
+  assert.ok(logged, 'the worker logged the misconfigured token');
 });
