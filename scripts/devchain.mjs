@@ -162,12 +162,14 @@ export async function deployAccountConfig({ deployer, artifacts, apiPayers, admi
     await (await contract.setAdminPayer(adminPayer)).wait();
   }
   const provider = deployer.provider;
+  // Sent together and awaited together: with dozens of payers on a chain with block times, one
+  // block instead of one per payer.
+  const funding = [];
   for (const who of [...apiPayers, adminPayer]) {
     const balance = await provider.getBalance(who);
-    if (balance < FUND_TARGET_WEI) {
-      await (await signer.sendTransaction({ to: who, value: FUND_TARGET_WEI - balance })).wait();
-    }
+    if (balance < FUND_TARGET_WEI) funding.push(await signer.sendTransaction({ to: who, value: FUND_TARGET_WEI - balance }));
   }
+  await Promise.all(funding.map((tx) => tx.wait()));
   return { contract: contract.connect(deployer), address, apiPayers, adminPayer };
 }
 
