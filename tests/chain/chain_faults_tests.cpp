@@ -136,7 +136,7 @@ public:
     }
 
     void testConcurrentProcessesNeverCollideOnNonces() {
-        // Two worker-like processes, each with its own payer wallet (DESIGN.md section 7), writing at once.
+        // Two worker-like processes, each with its own fixed payer wallet, writing at once.
         constexpr int WRITES = 6;
         std::vector<pid_t> children;
         for (int payer : {1, 2}) {
