@@ -35,10 +35,15 @@ struct Scoreboard::Header {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x5349474953425244ULL;  // "SIGISBRD"
-constexpr std::uint32_t kVersion = 6;
+constexpr std::uint32_t kVersion = 7;
+
+// The payer lease table follows the slots.
+std::size_t SlotsEnd(std::uint32_t slots) {
+    return 128 + static_cast<std::size_t>(slots) * sizeof(ScoreboardSlot);  // 128 = sizeof(Header)
+}
 
 std::size_t SizeFor(std::uint32_t slots) {
-    return 128 + static_cast<std::size_t>(slots) * sizeof(ScoreboardSlot);  // 128 = sizeof(Header)
+    return SlotsEnd(slots) + Scoreboard::MAX_PAYERS * sizeof(std::atomic<std::uint32_t>);
 }
 
 }  // namespace
@@ -162,6 +167,14 @@ void Scoreboard::Release(std::uint32_t index) {
     s.requests.store(0);
     s.run_key.store(0);  // a worker killed mid-run leaves no phantom run behind
     s.activity.store(0);  // nor a phantom chain call holding the reserve
+    // Nor a payer wallet leased mid-write: its transaction (if sent) is in the node's pool, and the
+    // next lessee's nonce, read from the node's pending count, comes after it.
+    const std::uint32_t tag = index + 1;
+    std::atomic<std::uint32_t>* owners = PayerOwners();
+    for (std::uint32_t p = 0; p < MAX_PAYERS; ++p) {
+        std::uint32_t expected = tag;
+        owners[p].compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
+    }
 }
 
 void Scoreboard::MarkIdle(std::uint32_t index) {
@@ -185,6 +198,18 @@ std::atomic<std::uint64_t>& Scoreboard::ChainEpoch() { return header()->chain_ep
 
 SharedCircuit& Scoreboard::ChainCircuit() { return header()->chain_circuit; }
 const SharedCircuit& Scoreboard::ChainCircuit() const { return header()->chain_circuit; }
+
+std::atomic<std::uint32_t>* Scoreboard::PayerOwners() {
+    return reinterpret_cast<std::atomic<std::uint32_t>*>(static_cast<std::uint8_t*>(m_map) + SlotsEnd(capacity()));
+}
+
+std::uint32_t Scoreboard::PayersLeasedBy(std::uint32_t index) const {
+    const std::uint32_t tag = index + 1;
+    const std::atomic<std::uint32_t>* owners = const_cast<Scoreboard*>(this)->PayerOwners();
+    std::uint32_t n = 0;
+    for (std::uint32_t p = 0; p < MAX_PAYERS; ++p) n += owners[p].load(std::memory_order_acquire) == tag ? 1 : 0;
+    return n;
+}
 
 std::uint64_t Scoreboard::CountRequest(std::uint32_t index) {
     header()->requests_served.fetch_add(1);

@@ -86,6 +86,8 @@ public:
     static constexpr const char* FD_ENV = "SIGIL_SCOREBOARD_FD";
     static constexpr const char* SLOT_ENV = "SIGIL_SCOREBOARD_SLOT";
     static constexpr std::uint32_t MAX_SLOTS = 4096;
+    // API payer wallets the lease table can hold (keyd's own limit, keyd::IPC_MAX_PAYERS, is the same).
+    static constexpr std::uint32_t MAX_PAYERS = 1024;
 
     // Creates a zeroed scoreboard with `slots` slots (1..MAX_SLOTS) in a memfd named `name`.
     // The descriptor is close-on-exec; the supervisor dup2()s it into each child.
@@ -112,7 +114,9 @@ public:
 
     // Supervisor side.
     void Assign(std::uint32_t index, std::int32_t pid, std::uint32_t generation);  // Free -> Starting
-    void Release(std::uint32_t index);                                             // any -> Free
+    // any -> Free; also frees every payer lease the slot's worker held (a worker killed mid-write
+    // never keeps a payer wallet from the pool).
+    void Release(std::uint32_t index);
 
     // Worker side (own slot only).
     void MarkIdle(std::uint32_t index);
@@ -143,6 +147,14 @@ public:
     // The pool-wide chain circuit (see SharedCircuit).
     SharedCircuit& ChainCircuit();
     const SharedCircuit& ChainCircuit() const;
+
+    // The payer lease table: MAX_PAYERS owner words, one per API payer wallet, each 0 (free) or the
+    // leasing worker's slot + 1. A relayed write claims a word by compare-and-swap and clears it when
+    // its transaction is settled (workers/chain/payer_leases.h), so no two writes in flight ever share
+    // a payer's nonce sequence.
+    std::atomic<std::uint32_t>* PayerOwners();
+    // How many payer words `slot` holds now (tests, /health).
+    std::uint32_t PayersLeasedBy(std::uint32_t index) const;
 
 private:
     struct Header;

@@ -52,7 +52,9 @@ const { ethers } = require('ethers');
 export const ANVIL_BIN = join(REPO, 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil');
 // anvil's well-known development mnemonic (its dev accounts 0..9); never holds real funds.
 export const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
-const FUND_TARGET_WEI = ethers.parseEther('100');
+// What each payer is topped up to: thousands of relayed writes at dev-chain prices, and up to 1,024
+// payers ([chain] payers) within the deployer's 10,000 ETH.
+const FUND_TARGET_WEI = ethers.parseEther('5');
 /// The anvil dev account that receives the payments unless --treasury says otherwise.
 export const TREASURY_DEV_ACCOUNT = 9;
 
@@ -142,7 +144,7 @@ export function loadArtifacts(buildDir, name = 'AccountConfig') {
 }
 
 /// Deploys AccountConfig from `deployer` (an ethers signer), registers the API payers and the admin
-/// payer, and tops each of them up to 100 ETH. Returns {contract, address, apiPayers, adminPayer}.
+/// payer, and tops each of them up to 5 ETH. Returns {contract, address, apiPayers, adminPayer}.
 /// With `existing` (an address holding AccountConfig), keeps that deployment and only updates the
 /// payers where they differ.
 export async function deployAccountConfig({ deployer, artifacts, apiPayers, adminPayer, existing = null }) {
@@ -157,17 +159,27 @@ export async function deployAccountConfig({ deployer, artifacts, apiPayers, admi
   }
   const address = await contract.getAddress();
   const samePayers = existing && (await samePayerSet(contract, apiPayers));
-  if (!samePayers) await (await contract.setApiPayers(apiPayers)).wait();
+  if (!samePayers) {
+    // setApiPayers takes at most MAX_ITEMS_PER_CALL (100) addresses; the rest are added one by one,
+    // sent together and awaited together.
+    const first = apiPayers.slice(0, 100);
+    await (await contract.setApiPayers(first)).wait();
+    const more = [];
+    for (const payer of apiPayers.slice(100)) more.push(await contract.addApiPayer(payer));
+    await Promise.all(more.map((tx) => tx.wait()));
+  }
   if (!existing || ethers.getAddress(await contract.adminPayer()) !== ethers.getAddress(adminPayer)) {
     await (await contract.setAdminPayer(adminPayer)).wait();
   }
   const provider = deployer.provider;
+  // Sent together and awaited together: with dozens of payers on a chain with block times, one
+  // block instead of one per payer.
+  const funding = [];
   for (const who of [...apiPayers, adminPayer]) {
     const balance = await provider.getBalance(who);
-    if (balance < FUND_TARGET_WEI) {
-      await (await signer.sendTransaction({ to: who, value: FUND_TARGET_WEI - balance })).wait();
-    }
+    if (balance < FUND_TARGET_WEI) funding.push(await signer.sendTransaction({ to: who, value: FUND_TARGET_WEI - balance }));
   }
+  await Promise.all(funding.map((tx) => tx.wait()));
   return { contract: contract.connect(deployer), address, apiPayers, adminPayer };
 }
 

@@ -182,10 +182,12 @@ int main(int argc, char** argv) {
     workers::AddAttestationRoutes(router, {config->GetString("worker", "dstack_socket"),
                                            static_cast<int>(config->GetInt("worker", "attestation_timeout_ms")),
                                            static_cast<int>(config->GetInt("worker", "attestation_cache_ms"))});
-    // The management API: the chain stack with this slot's own payer wallet (DESIGN.md section 7).
+    // The management API: the chain stack, leasing API payer wallets from the pool's table per write
+    // (DESIGN.md section 7).
     auto service = workers::Service::Create(*config, keyd ? &*keyd : nullptr, slot,
                                             scoreboard ? &scoreboard->ChainEpoch() : nullptr,
-                                            scoreboard ? &scoreboard->ChainCircuit() : nullptr);
+                                            scoreboard ? &scoreboard->ChainCircuit() : nullptr,
+                                            scoreboard ? scoreboard->PayerOwners() : nullptr);
     if (!service.ok()) {
         common::LogError(service.error().message);
         return kExitConfig;

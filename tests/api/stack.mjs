@@ -140,8 +140,9 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
   });
 }
 
-/// Starts the stack. Options: workers (default 2), maxWorkers (default 256).
-export async function startStack({ workers = 2, maxWorkers = 256, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
+/// Starts the stack. Options: workers (default 2), maxWorkers (default 256), chainPayers ([chain] payers,
+/// default 8: the payer wallets registered, funded and leased per relayed write).
+export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 8, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
   chainState = false, teeSim = false, workerOptions = [], supervisorOptions = [], billing = null, nginxEnv = {},
   lowerer = true } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
@@ -176,8 +177,8 @@ export async function startStack({ workers = 2, maxWorkers = 256, testRoutes = f
     for (const f of [keydBin, supervisorBin, join(BUILD_DIR, 'contracts/AccountConfig.abi.json')]) {
       if (!existsSync(f)) throw new Error(`missing ${f}: build sigil-keyd sigil-supervisor sigil-worker contracts first`);
     }
-    // 1. keyd's payer wallets (3 x workers + 2 scoreboard slots, as scripts/start).
-    const payers = 3 * workers + 2;
+    // 1. keyd's payer wallets: exactly [chain] payers (leased per relayed write, as scripts/start).
+    const payers = chainPayers;
     const rootKey = join(home, 'keyd/root.key');
     const payersJson = JSON.parse(execFileSync(keydBin,
       ['--print-payers', '--root-key-file', rootKey, '--payers', String(payers)],
@@ -243,7 +244,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, testRoutes = f
       '[worker]', 'max_body_bytes = 1048576', `test_routes = ${testRoutes}`,
       ...(teeSim ? [`dstack_socket = ${teeSocket}`] : []), ...workerOptions, '',
       '[chain]', `rpc_url = ${chain.rpc_url}`, `contract_address = ${chain.contract_address}`,
-      `chain_id = ${chain.chain_id}`, ...chainOptions, '',
+      `chain_id = ${chain.chain_id}`, `payers = ${payers}`, ...chainOptions, '',
       '[keyd]', `socket_path = ${keydSocket}`, '',
       '[actions]', `ipfs_gateways = ${(ipfsGateways ?? [`http://127.0.0.1:${gatewayPort}/ipfs/`]).join(', ')}`,
       ...(lowerer ? [`lowerer_socket = ${lowererSocket}`] : []), ...actions, '',

@@ -4,12 +4,18 @@
 
 #include <sys/wait.h>
 
+#include <cstdio>
+#include <optional>
+#include <thread>
+
 #include <boost/process.hpp>
 
 #include "common/keccak.h"
 #include "common/random.h"
+#include "common/scoreboard.h"
 #include "tests/chain/chain_fixture.h"
 #include "workers/chain/keyd_signer.h"
+#include "workers/chain/payer_leases.h"
 
 using namespace sigil;
 using namespace sigil::workers;
@@ -26,6 +32,31 @@ double SecondsSince(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// The service's PayerSource with local keys in place of keyd's: dev wallets leased per write.
+class LocalPayers final : public PayerSource {
+public:
+    LocalPayers(PayerLeases& leases, std::vector<LocalKeySigner>& signers) : m_leases(leases), m_signers(signers) {}
+    common::Result<std::unique_ptr<Held>> Acquire() override {
+        auto lease = m_leases.Acquire(100ms);
+        if (!lease.ok()) return lease.error();
+        TxSigner* signer = &m_signers.at(lease->Index());
+        return std::unique_ptr<Held>(new Payer(std::move(lease).value(), signer));
+    }
+
+private:
+    class Payer final : public Held {
+    public:
+        Payer(PayerLeases::Lease lease, TxSigner* signer) : m_lease(std::move(lease)), m_signer(signer) {}
+        TxSigner& Signer() override { return *m_signer; }
+
+    private:
+        PayerLeases::Lease m_lease;
+        TxSigner* m_signer;
+    };
+    PayerLeases& m_leases;
+    std::vector<LocalKeySigner>& m_signers;
+};
+
 }  // namespace
 
 class ChainFaultsTests : public CppUnit::TestFixture {
@@ -35,6 +66,8 @@ class ChainFaultsTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testDroppedTransactionTimesOutThenResyncs);
     CPPUNIT_TEST(testConcurrentProcessesNeverCollideOnNonces);
     CPPUNIT_TEST(testKeydSignsRelayedWrites);
+    CPPUNIT_TEST(testLeasedWritersNeverShareANonce);
+    CPPUNIT_TEST(testStuckTransactionIsReplacedAndMinedOnce);
     CPPUNIT_TEST_SUITE_END();
 
     std::unique_ptr<test::Anvil> m_anvil;
@@ -103,7 +136,7 @@ public:
     }
 
     void testConcurrentProcessesNeverCollideOnNonces() {
-        // Two worker-like processes, each with its own payer wallet (DESIGN.md section 7), writing at once.
+        // Two worker-like processes, each with its own fixed payer wallet, writing at once.
         constexpr int WRITES = 6;
         std::vector<pid_t> children;
         for (int payer : {1, 2}) {
@@ -186,6 +219,100 @@ public:
         std::remove(key_file.c_str());
         std::string cleanup = "rm -rf " + dir;
         CPPUNIT_ASSERT_EQUAL(0, std::system(cleanup.c_str()));
+    }
+
+    // Worker-like processes, more than there are payer wallets, each leasing a wallet per write from
+    // one scoreboard table: every write is mined or refused as overloaded, none fails on a nonce, and
+    // the wallets' nonces add up to the writes acknowledged.
+    void testLeasedWritersNeverShareANonce() {
+        constexpr int PROCS = 6, WRITES = 4, PAYERS = 3;
+        auto sb = common::Scoreboard::Create("chain-leases", 8);
+        CPPUNIT_ASSERT(sb.ok());
+        test::ChainStack ctl(m_chain, test::DevKey(4), 0ms);
+        std::uint64_t before = 0;
+        for (int p = 1; p <= PAYERS; ++p) before += *ctl.eth.PendingNonce(test::DevKey(p).Address());
+        std::vector<pid_t> children;
+        for (int proc = 0; proc < PROCS; ++proc) {
+            const pid_t pid = ::fork();
+            if (pid == 0) {
+                int acknowledged = 0, other = 0;
+                {
+                    test::ChainStack s(m_chain, test::DevKey(4), 0ms);
+                    std::vector<LocalKeySigner> signers;
+                    for (int p = 1; p <= PAYERS; ++p) signers.emplace_back(test::DevKey(p));
+                    PayerLeases leases(sb->PayerOwners(), PAYERS, static_cast<std::uint32_t>(proc) + 1);
+                    LocalPayers payers(leases, signers);
+                    TxSender sender(s.eth, payers, TxSenderOptions{m_chain.chain_id, 10000ms, 25});
+                    AccountConfigClient client(m_chain.contract, s.reader, s.cache, &sender);
+                    for (int i = 0; i < WRITES; ++i) {
+                        auto w = client.NewAccount(RandomKeyHash(), RandomAddress());
+                        if (w.ok()) {
+                            ++acknowledged;
+                        } else if (w.error().code != "overloaded") {
+                            std::fprintf(stderr, "write failed: %s %s\n", w.error().code.c_str(), w.error().message.c_str());
+                            ++other;
+                        }
+                    }
+                }
+                ::_exit(other > 0 ? 100 : acknowledged);
+            }
+            children.push_back(pid);
+        }
+        int acknowledged = 0;
+        for (pid_t pid : children) {
+            int status = 0;
+            ::waitpid(pid, &status, 0);
+            CPPUNIT_ASSERT(WIFEXITED(status));
+            CPPUNIT_ASSERT_MESSAGE("a write failed other than overloaded", WEXITSTATUS(status) <= WRITES);
+            acknowledged += WEXITSTATUS(status);
+        }
+        CPPUNIT_ASSERT(acknowledged >= PAYERS);
+        std::uint64_t after = 0;
+        for (int p = 1; p <= PAYERS; ++p) after += *ctl.eth.LatestNonce(test::DevKey(p).Address());
+        CPPUNIT_ASSERT_EQUAL(static_cast<std::uint64_t>(acknowledged), after - before);
+        for (std::uint32_t slot = 0; slot < 8; ++slot) CPPUNIT_ASSERT_EQUAL(0u, sb->PayersLeasedBy(slot));
+    }
+
+    // A write whose transaction the chain will not mine (its max fee is below the base fee) is
+    // re-sent after replace_after with the same nonce and raised fees; the replacement is mined and
+    // the write acknowledged, once.
+    void testStuckTransactionIsReplacedAndMinedOnce() {
+        test::ChainStack s(m_chain, test::DevKey(1), 0ms);
+        TxSender sender(s.eth, s.signer, TxSenderOptions{m_chain.chain_id, 20000ms, 25, 700ms, 25});
+        AccountConfigClient client(m_chain.contract, s.reader, s.cache, &sender);
+        test::ChainStack ctl(m_chain, test::DevKey(4), 0ms);
+        const common::Address20 payer = test::DevKey(1).Address();
+        const std::uint64_t nonce_before = *ctl.eth.LatestNonce(payer);
+        CPPUNIT_ASSERT(ctl.rpc.CallForResult("evm_setAutomine", "[false]").ok());
+        const Uint256 a = RandomKeyHash();
+        std::optional<common::Status> written;
+        std::thread writer([&] { written = client.NewAccount(a, RandomAddress()); });
+        bool pooled = false;
+        for (int i = 0; i < 250 && !pooled; ++i) {
+            pooled = *ctl.eth.PendingNonce(payer) > nonce_before;
+            if (!pooled) std::this_thread::sleep_for(20ms);
+        }
+        CPPUNIT_ASSERT_MESSAGE("the write's transaction reached the pool", pooled);
+        // The next block's base fee, 1000 gwei, is far above what the transaction offers: it is not mined.
+        CPPUNIT_ASSERT(ctl.rpc.CallForResult("anvil_setNextBlockBaseFeePerGas", "[\"0xe8d4a51000\"]").ok());
+        CPPUNIT_ASSERT(ctl.rpc.CallForResult("evm_mine", "[]").ok());
+        CPPUNIT_ASSERT_EQUAL(nonce_before, *ctl.eth.LatestNonce(payer));
+        // Blocks keep coming; the replacement, priced from the new base fee, gets in.
+        for (int i = 0; i < 75 && !written; ++i) {
+            std::this_thread::sleep_for(200ms);
+            (void)ctl.rpc.CallForResult("evm_mine", "[]");
+        }
+        writer.join();
+        CPPUNIT_ASSERT(ctl.rpc.CallForResult("evm_setAutomine", "[true]").ok());
+        CPPUNIT_ASSERT(written.has_value());
+        CPPUNIT_ASSERT_MESSAGE(written->ok() ? "" : written->error().message, written->ok());
+        CPPUNIT_ASSERT(sender.Replacements() >= 1);
+        CPPUNIT_ASSERT_EQUAL(nonce_before + 1, *ctl.eth.LatestNonce(payer));  // one transaction mined
+        CPPUNIT_ASSERT(client.GetAccount(a)->exists);
+        // The same key hash again is refused: the account was created once.
+        auto again = client.NewAccount(a, RandomAddress());
+        CPPUNIT_ASSERT(!again.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string("key_hash_taken"), again.error().code);
     }
 };
 CPPUNIT_TEST_SUITE_REGISTRATION(ChainFaultsTests);

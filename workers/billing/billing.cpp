@@ -14,11 +14,6 @@ namespace sigil::workers::billing {
 using common::ErrorKind;
 using common::MakeError;
 
-namespace {
-// The start-up token check waits no longer than this for the chain (a worker's start is not held up).
-constexpr std::chrono::milliseconds START_CHECK_BUDGET{1000};
-}  // namespace
-
 common::Result<std::unique_ptr<Billing>> Billing::Create(BillingSettings settings, Service& service) {
     std::unique_ptr<Billing> b(new Billing(std::move(settings), service));
     if (b->m_settings.processor == "stripe") {
@@ -26,21 +21,9 @@ common::Result<std::unique_ptr<Billing>> Billing::Create(BillingSettings setting
         b->m_processor = std::move(stripe).value();
     } else {
         Service* s = &service;
-        auto chain = std::make_unique<ChainProcessor>(b->m_settings, service.ChainId(), [s] { return s->Eth(); });
-        if (b->m_settings.enabled) {
-            // At start, so a wrong token_address shows in the log at once; a chain that does not answer
-            // yet leaves the check to the first payment (ChainProcessor checks until it has passed).
-            service.StartChainBudget(START_CHECK_BUDGET);
-            if (auto checked = chain->CheckToken(); !checked) {
-                if (checked.error().code == "payments_misconfigured") {
-                    common::LogError(checked.error().message);
-                } else {
-                    common::LogWarn("payment token not checked at start (" + checked.error().message +
-                                    "); checked before the first payment");
-                }
-            }
-        }
-        b->m_processor = std::move(chain);
+        // The token is checked on the first payment call, not here: a worker's start never waits on
+        // the chain (the pool starts workers as load grows, and a chain outage must not slow that).
+        b->m_processor = std::make_unique<ChainProcessor>(b->m_settings, service.ChainId(), [s] { return s->Eth(); });
     }
     if (b->m_settings.enabled) {
         Billing* self = b.get();

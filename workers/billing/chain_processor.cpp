@@ -6,6 +6,7 @@
 
 #include "common/hex.h"
 #include "common/keccak.h"
+#include "common/log.h"
 #include "common/random.h"
 #include "common/secp256k1.h"
 #include "common/uint256.h"
@@ -42,10 +43,14 @@ common::Status ChainProcessor::CheckToken() {
         if (auto v = common::Uint256::FromBigEndian(common::ByteView(answer->data.data(), 32)); v.ok()) decimals = v->ToUint64();
     }
     if (decimals != TOKEN_DECIMALS) {
-        return MakeError(ErrorKind::Suspended, "payments_misconfigured",
-                         "the payment token " + common::ChecksumAddress(m_token) + " answers decimals() " +
-                             (decimals ? std::to_string(*decimals) : std::string("with no number")) + ", not " +
-                             std::to_string(TOKEN_DECIMALS) + " ([billing] token_address): payments are refused");
+        auto e = MakeError(ErrorKind::Suspended, "payments_misconfigured",
+                           "the payment token " + common::ChecksumAddress(m_token) + " answers decimals() " +
+                               (decimals ? std::to_string(*decimals) : std::string("with no number")) + ", not " +
+                               std::to_string(TOKEN_DECIMALS) + " ([billing] token_address): payments are refused");
+        // The operator's mistake, not the client's: said in the log once per worker.
+        if (!m_misconfig_logged) common::LogError(e.message);
+        m_misconfig_logged = true;
+        return e;
     }
     m_token_checked = true;
     return common::Success();

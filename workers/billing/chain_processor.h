@@ -2,7 +2,8 @@
 // payments contract's pay(bytes32 reference, uint256 amount); confirm_payment finds the Paid event
 // with the intent's reference and at least its amount, `confirmations` blocks deep, searching from the
 // block the intent was made at. The token's decimals() must answer 6 (TOKEN_UNITS_PER_CENT assumes it):
-// checked at start when the chain answers, and before every intent and confirmation until it has.
+// checked before every intent and confirmation until it has answered so (never at a worker's start,
+// which must not wait on the chain).
 #pragma once
 
 #include <functional>
@@ -34,7 +35,7 @@ public:
 
     // Asks the token for its decimals() once it has answered 6, never again. Errors: Suspended
     // "payments_misconfigured" (another answer, or the call reverts: the address is no such token;
-    // payments are refused rather than credited at the wrong scale), the chain's errors.
+    // payments are refused rather than credited at the wrong scale; logged once), the chain's errors.
     common::Status CheckToken();
 
 private:
@@ -44,6 +45,7 @@ private:
     std::uint64_t m_from_block = 0;
     std::uint64_t m_chain_id = 0;
     bool m_token_checked = false;
+    bool m_misconfig_logged = false;
     std::function<common::Result<EthClient*>()> m_eth;
 };
 

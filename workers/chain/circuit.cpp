@@ -23,6 +23,14 @@ void ChainCircuit::RecordSuccess() {
     m_state->open_until_ms.store(0, std::memory_order_release);
 }
 
+void ChainCircuit::RecordAnswer(std::int64_t started_ms, std::int64_t now_ms, Admission admission) {
+    if (now_ms - started_ms > m_options.slow_call.count()) {
+        RecordFailure(now_ms, admission);
+    } else {
+        RecordSuccess();
+    }
+}
+
 void ChainCircuit::RecordFailure(std::int64_t now_ms, Admission admission) {
     const std::int64_t reopen_until = now_ms + m_options.open_for.count();
     if (admission == Admission::Probe) {

@@ -129,6 +129,10 @@ common::Result<std::uint64_t> EthClient::PendingNonce(const common::Address20& a
     return QuantityCall("eth_getTransactionCount", "[\"" + HexEncode(address, true) + "\",\"pending\"]");
 }
 
+common::Result<std::uint64_t> EthClient::LatestNonce(const common::Address20& address) {
+    return QuantityCall("eth_getTransactionCount", "[\"" + HexEncode(address, true) + "\",\"latest\"]");
+}
+
 common::Result<bool> EthClient::TransactionKnown(const std::string& tx_hash) {
     auto r = m_rpc.CallForResult("eth_getTransactionByHash", "[" + common::JsonQuote(tx_hash) + "]");
     if (!r.ok()) return r.error();
@@ -163,8 +167,36 @@ common::Result<std::string> EthClient::SendRawTransaction(common::ByteView raw) 
     return ResultString(reply->result_json);
 }
 
+common::Result<std::optional<Receipt>> EthClient::ReceiptOf(const std::string& tx_hash) {
+    auto r = m_rpc.CallForResult("eth_getTransactionReceipt", "[" + common::JsonQuote(tx_hash) + "]");
+    if (!r.ok()) return r.error();
+    if (*r == "null") return std::optional<Receipt>();
+    rapidjson::Document doc;
+    doc.Parse(r->data(), r->size());
+    if (doc.HasParseError() || !doc.IsObject()) return Malformed("receipt");
+    auto status = QuantityMember(doc, "status");
+    auto block = QuantityMember(doc, "blockNumber");
+    auto gas = QuantityMember(doc, "gasUsed");
+    if (!status.ok() || !block.ok() || !gas.ok()) return Malformed("receipt");
+    Receipt receipt{tx_hash, *status == 1, *block, *gas, {}};
+    if (const auto* logs = Member(doc, "logs"); logs != nullptr && logs->IsArray()) {
+        for (const auto& item : logs->GetArray()) {
+            auto e = ParseLog(item);
+            if (!e.ok()) return e.error();
+            receipt.logs.push_back(std::move(e).value());
+        }
+    }
+    return std::optional<Receipt>(std::move(receipt));
+}
+
 common::Result<Receipt> EthClient::WaitForReceipt(const std::string& tx_hash, std::chrono::milliseconds timeout,
                                                   std::chrono::milliseconds poll) {
+    return WaitForAnyReceipt({tx_hash}, timeout, poll);
+}
+
+common::Result<Receipt> EthClient::WaitForAnyReceipt(const std::vector<std::string>& tx_hashes,
+                                                     std::chrono::milliseconds timeout, std::chrono::milliseconds poll) {
+    if (tx_hashes.empty()) return MakeError(ErrorKind::Internal, "no_transaction", "no transaction to wait for");
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     // The transaction is out: its receipt gets the write's own timeout, not the request's chain
     // budget (a real chain's block time is seconds).
@@ -172,29 +204,15 @@ common::Result<Receipt> EthClient::WaitForReceipt(const std::string& tx_hash, st
     // Start polling fast (a dev node or a fast chain mines at once) and back off to `poll`.
     auto wait = std::min(poll, std::chrono::milliseconds(2));
     for (;;) {
-        auto r = m_rpc.CallForResult("eth_getTransactionReceipt", "[" + common::JsonQuote(tx_hash) + "]");
-        if (!r.ok()) return r.error();
-        if (*r != "null") {
-            rapidjson::Document doc;
-            doc.Parse(r->data(), r->size());
-            if (doc.HasParseError() || !doc.IsObject()) return Malformed("receipt");
-            auto status = QuantityMember(doc, "status");
-            auto block = QuantityMember(doc, "blockNumber");
-            auto gas = QuantityMember(doc, "gasUsed");
-            if (!status.ok() || !block.ok() || !gas.ok()) return Malformed("receipt");
-            Receipt receipt{tx_hash, *status == 1, *block, *gas, {}};
-            if (const auto* logs = Member(doc, "logs"); logs != nullptr && logs->IsArray()) {
-                for (const auto& item : logs->GetArray()) {
-                    auto e = ParseLog(item);
-                    if (!e.ok()) return e.error();
-                    receipt.logs.push_back(std::move(e).value());
-                }
-            }
-            return receipt;
+        // Newest first: a replacement is sent because the older one is not being mined.
+        for (auto it = tx_hashes.rbegin(); it != tx_hashes.rend(); ++it) {
+            auto r = ReceiptOf(*it);
+            if (!r.ok()) return r.error();
+            if (*r) return std::move(**r);
         }
         if (std::chrono::steady_clock::now() >= deadline) {
             return MakeError(ErrorKind::Timeout, "tx_receipt_timeout",
-                             "the transaction was not mined in time: " + tx_hash);
+                             "the transaction was not mined in time: " + tx_hashes.back());
         }
         std::this_thread::sleep_for(wait);
         wait = std::min(poll, wait * 2);

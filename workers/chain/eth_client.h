@@ -44,6 +44,8 @@ struct FeeQuote {
 class EthClient {
 public:
     explicit EthClient(RpcClient& rpc) : m_rpc(rpc) {}
+    // The transport under these methods (a write waiting for its receipt extends its deadline).
+    RpcClient& Rpc() { return m_rpc; }
 
     common::Result<std::uint64_t> ChainId();
     common::Result<std::uint64_t> BlockNumber();
@@ -59,6 +61,9 @@ public:
 
     // Pending nonce of `address` (counts transactions in the node's pool).
     common::Result<std::uint64_t> PendingNonce(const common::Address20& address);
+    // Nonce of `address` at the latest block (mined transactions only): below PendingNonce while a
+    // transaction of the wallet waits in the pool.
+    common::Result<std::uint64_t> LatestNonce(const common::Address20& address);
 
     // maxFeePerGas = 2 * latest base fee + priority fee; priority from eth_maxPriorityFeePerGas.
     common::Result<FeeQuote> QuoteFees();
@@ -71,6 +76,12 @@ public:
     // "tx_receipt_timeout" if none.
     common::Result<Receipt> WaitForReceipt(const std::string& tx_hash, std::chrono::milliseconds timeout,
                                            std::chrono::milliseconds poll = std::chrono::milliseconds(50));
+    // The same for several transactions of which at most one can be mined (a write and its
+    // replacements, one nonce): the first receipt found, its tx_hash saying whose. The timeout
+    // error names the last hash.
+    common::Result<Receipt> WaitForAnyReceipt(const std::vector<std::string>& tx_hashes,
+                                              std::chrono::milliseconds timeout,
+                                              std::chrono::milliseconds poll = std::chrono::milliseconds(50));
 
     // Whether the node knows the transaction at all (eth_getTransactionByHash: in its pool or mined).
     common::Result<bool> TransactionKnown(const std::string& tx_hash);
@@ -81,6 +92,8 @@ public:
                                                   std::uint64_t to_block, const std::vector<common::Hash32>& topics = {});
 
 private:
+    // One eth_getTransactionReceipt: the receipt, or nullopt while there is none.
+    common::Result<std::optional<Receipt>> ReceiptOf(const std::string& tx_hash);
     common::Result<std::uint64_t> QuantityCall(std::string_view method, std::string_view params);
     RpcClient& m_rpc;
 };

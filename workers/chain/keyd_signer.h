@@ -3,11 +3,15 @@
 // request's caller (the WriteCredential sent along).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "common/secret.h"
 #include "keyd/client/keyd_client.h"
+#include "workers/chain/payer_leases.h"
 #include "workers/chain/tx_sender.h"
 
 namespace sigil::workers {
@@ -28,7 +32,7 @@ struct WriteCredential {
 
 class KeydPayerSigner final : public TxSigner {
 public:
-    // `payer_index` is the worker slot's own payer (or keyd::IPC_ADMIN_PAYER); `address` is that
+    // `payer_index` is a payer leased for this write (or keyd::IPC_ADMIN_PAYER); `address` is that
     // payer's address as GetPayers reported it; `credential` outlives the signer.
     KeydPayerSigner(KeydClient& keyd, std::uint64_t payer_index, const common::Address20& address,
                     const WriteCredential& credential)
@@ -56,6 +60,50 @@ private:
     std::uint64_t m_payer_index;
     common::Address20 m_address;
     const WriteCredential& m_credential;
+};
+
+// The service's PayerSource: keyd's API payer wallets 0..leases.Payers()-1, one leased per write
+// from the pool-wide table, signed for by keyd under the request's credential.
+class KeydPayers final : public PayerSource {
+public:
+    // `wait`: how long a write waits for a free payer before 503 overloaded. All references outlive this.
+    KeydPayers(KeydClient& keyd, PayerLeases& leases, const WriteCredential& credential, std::chrono::milliseconds wait)
+        : m_keyd(keyd), m_leases(leases), m_credential(credential), m_wait(wait) {}
+
+    common::Result<std::unique_ptr<Held>> Acquire() override {
+        // The addresses come from keyd once; keyd refuses more payers than it was started with.
+        if (m_addresses.empty()) {
+            auto list = m_keyd.GetPayers(m_leases.Payers());
+            if (!list.ok()) return list.error();
+            if (list->payers.size() < m_leases.Payers()) {
+                return common::MakeError(common::ErrorKind::Internal, "keyd_payers_short",
+                                         "keyd has fewer API payers than [chain] payers");
+            }
+            m_addresses = std::move(list->payers);
+        }
+        auto lease = m_leases.Acquire(m_wait);
+        if (!lease.ok()) return lease.error();
+        const std::uint32_t index = lease->Index();
+        return std::unique_ptr<Held>(new Payer(std::move(lease).value(),
+                                               KeydPayerSigner(m_keyd, index, m_addresses.at(index), m_credential)));
+    }
+
+private:
+    class Payer final : public Held {
+    public:
+        Payer(PayerLeases::Lease lease, KeydPayerSigner signer) : m_lease(std::move(lease)), m_signer(std::move(signer)) {}
+        TxSigner& Signer() override { return m_signer; }
+
+    private:
+        PayerLeases::Lease m_lease;
+        KeydPayerSigner m_signer;
+    };
+
+    KeydClient& m_keyd;
+    PayerLeases& m_leases;
+    const WriteCredential& m_credential;
+    std::chrono::milliseconds m_wait;
+    std::vector<common::Address20> m_addresses;
 };
 
 }  // namespace sigil::workers

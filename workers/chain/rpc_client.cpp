@@ -143,13 +143,14 @@ common::Result<RpcReply> RpcClient::Call(std::string_view method, std::string_vi
             if (admission == ChainCircuit::Admission::Refused) return last ? *last : CircuitOpen();
         }
         const std::uint64_t id = m_next_id++;
+        const std::int64_t started_ms = common::MonotonicMs();
         auto body = m_transport->Post(BuildRpcRequest(method, params_json, id), timeout);
         auto reply = body.ok() ? ParseRpcResponse(*body, id) : common::Result<RpcReply>(body.error());
         // A timeout of an attempt the budget starved is the caller's deadline, not the node's failure.
         const bool starved = !reply.ok() && reply.error().kind == ErrorKind::Timeout && timeout < m_options.starved_below;
         if (m_circuit != nullptr && !starved) {
             if (reply.ok()) {
-                m_circuit->RecordSuccess();
+                m_circuit->RecordAnswer(started_ms, common::MonotonicMs(), admission);
             } else {
                 m_circuit->RecordFailure(common::MonotonicMs(), admission);
             }

@@ -9,6 +9,10 @@ namespace {
 using common::ErrorKind;
 using common::MakeError;
 
+// How long a write waits for a payer wallet to come free before 503 overloaded: brief, since every
+// payer busy means the instance is at its write capacity and the client should come back later.
+constexpr std::chrono::milliseconds PAYER_WAIT{100};
+
 common::Error NoChain() {
     return MakeError(ErrorKind::Unavailable, "chain_not_configured", "this instance has no chain configured");
 }
@@ -17,7 +21,8 @@ common::Error NoChain() {
 
 common::Result<std::unique_ptr<Service>> Service::Create(const common::Config& config, KeydClient* keyd,
                                                          std::uint32_t slot, std::atomic<std::uint64_t>* shared_epoch,
-                                                         common::SharedCircuit* shared_circuit) {
+                                                         common::SharedCircuit* shared_circuit,
+                                                         std::atomic<std::uint32_t>* payer_owners) {
     std::unique_ptr<Service> s(new Service());
     s->m_keyd = keyd;
     s->m_slot = slot;
@@ -34,7 +39,15 @@ common::Result<std::unique_ptr<Service>> Service::Create(const common::Config& c
     if (s->m_chain_id == 0) {
         return MakeError(ErrorKind::InvalidInput, "invalid_config", "[chain] chain_id is required with rpc_url");
     }
-    s->m_receipt_timeout = std::chrono::milliseconds(config.GetInt("chain", "receipt_timeout_ms"));
+    s->m_send_options.chain_id = s->m_chain_id;
+    s->m_send_options.receipt_timeout = std::chrono::milliseconds(config.GetInt("chain", "receipt_timeout_ms"));
+    s->m_send_options.replace_after = std::chrono::milliseconds(config.GetInt("chain", "tx_replace_after_ms"));
+    const auto payers = static_cast<std::uint32_t>(config.GetInt("chain", "payers"));
+    if (payers == 0 || payers > common::Scoreboard::MAX_PAYERS) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_config", "[chain] payers must be 1.." +
+                                                                        std::to_string(common::Scoreboard::MAX_PAYERS));
+    }
+    s->m_leases = std::make_unique<PayerLeases>(payer_owners, payers, slot + 1);
 
     RpcOptions rpc;
     rpc.url = rpc_url;
@@ -44,6 +57,7 @@ common::Result<std::unique_ptr<Service>> Service::Create(const common::Config& c
     CircuitOptions circuit;
     circuit.failure_threshold = static_cast<std::uint32_t>(config.GetInt("chain", "circuit_failures"));
     circuit.open_for = std::chrono::milliseconds(config.GetInt("chain", "circuit_open_ms"));
+    circuit.slow_call = std::chrono::milliseconds(config.GetInt("chain", "circuit_slow_ms"));
     s->m_circuit = std::make_unique<ChainCircuit>(circuit, shared_circuit);
     s->m_rpc = std::make_unique<RpcClient>(MakeCurlTransport(rpc), rpc, s->m_circuit.get());
     s->m_eth = std::make_unique<EthClient>(*s->m_rpc);
@@ -74,15 +88,8 @@ common::Result<AccountConfigClient*> Service::Contract() {
     if (m_keyd == nullptr) {
         return MakeError(ErrorKind::Unavailable, "keyd_not_configured", "this instance has no keyd to sign writes");
     }
-    // The payer's address comes from keyd once; keyd refuses slots beyond its configured payers.
-    auto payers = m_keyd->GetPayers(m_slot + 1);
-    if (!payers.ok()) return payers.error();
-    if (payers->payers.size() <= m_slot) {
-        return MakeError(ErrorKind::Internal, "no_payer_for_slot",
-                         "keyd has no API payer for worker slot " + std::to_string(m_slot));
-    }
-    m_signer = std::make_unique<KeydPayerSigner>(*m_keyd, m_slot, payers->payers.at(m_slot), m_credential);
-    m_sender = std::make_unique<TxSender>(*m_eth, *m_signer, TxSenderOptions{m_chain_id, m_receipt_timeout, 25});
+    m_payers = std::make_unique<KeydPayers>(*m_keyd, *m_leases, m_credential, PAYER_WAIT);
+    m_sender = std::make_unique<TxSender>(*m_eth, *m_payers, m_send_options);
     m_write_client = std::make_unique<AccountConfigClient>(m_contract, *m_reader, *m_cache, m_sender.get());
     return m_write_client.get();
 }

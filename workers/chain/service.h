@@ -1,5 +1,5 @@
 // Everything an API handler reaches: the contract client with its cache and event watcher, the
-// worker slot's own payer wallet (signed for by keyd), and keyd itself. One per worker process.
+// API payer wallets leased per write (signed for by keyd), and keyd itself. One per worker process.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include "workers/chain/eth_client.h"
 #include "keyd/client/keyd_client.h"
 #include "workers/chain/keyd_signer.h"
+#include "workers/chain/payer_leases.h"
 #include "workers/chain/rpc_client.h"
 #include "workers/chain/tx_sender.h"
 
@@ -25,16 +26,18 @@ class Service {
 public:
     // Builds the chain stack from [chain] (a missing rpc_url leaves the service without a chain:
     // Contract() then fails with Unavailable "chain_not_configured"). `keyd` may be null (no [keyd]).
-    // `slot` is this worker's scoreboard slot: it picks the API payer wallet, so no two live workers
-    // ever share a nonce sequence. Nothing here talks to the network: keyd and the node may come up
-    // later. Errors: InvalidInput "invalid_config" naming the key.
+    // `slot` is this worker's scoreboard slot: its leases of API payer wallets ([chain] payers of
+    // them, one per write in flight, DESIGN.md section 7) are tagged with it, in `payer_owners` (the
+    // scoreboard's PayerOwners(); null: a table of this process's own). Nothing here talks to the
+    // network: keyd and the node may come up later. Errors: InvalidInput "invalid_config" naming the key.
     // `shared_epoch` (the scoreboard's ChainEpoch, may be null) makes a write through any worker
     // drop every worker's cached reads; `shared_circuit` (the scoreboard's ChainCircuit, may be
     // null: this worker's own) lets one worker's failed calls open the circuit for all.
     static common::Result<std::unique_ptr<Service>> Create(const common::Config& config, KeydClient* keyd,
                                                            std::uint32_t slot,
                                                            std::atomic<std::uint64_t>* shared_epoch = nullptr,
-                                                           common::SharedCircuit* shared_circuit = nullptr);
+                                                           common::SharedCircuit* shared_circuit = nullptr,
+                                                           std::atomic<std::uint32_t>* payer_owners = nullptr);
 
     // A chain-bound step begins (an HTTP request, or one op of a run): its chain calls share one
     // budget of [chain] request_timeout_ms from now.
@@ -48,8 +51,8 @@ public:
     // Whether the pool's chain circuit is open now (for /health).
     bool ChainCircuitOpen() const;
 
-    // The contract client, with relayed writes enabled once this slot's payer is known from keyd.
-    // Errors: Unavailable "chain_not_configured", or keyd's errors while fetching the payer address.
+    // The contract client, with relayed writes from the leased payers (their addresses come from keyd
+    // on the first write). Errors: Unavailable "chain_not_configured", Unavailable "keyd_not_configured".
     common::Result<AccountConfigClient*> Contract();
     // Read-only access, never needing keyd (reads work while keyd is down).
     common::Result<AccountConfigClient*> Reader();
@@ -66,7 +69,6 @@ public:
     std::uint64_t ChainId() const { return m_chain_id; }
     const common::Address20& ContractAddress() const { return m_contract; }
     bool HasChain() const { return m_rpc != nullptr; }
-    std::uint32_t PayerIndex() const { return m_slot; }
     // Hears the contract's logs as the event watcher polls them (ContractWatcher::SetListener); no-op
     // without a chain.
     void SetLogListener(ContractWatcher::LogListener listener) {
@@ -81,7 +83,6 @@ private:
     std::uint32_t m_slot = 0;
     std::uint64_t m_chain_id = 0;
     common::Address20 m_contract{};
-    std::chrono::milliseconds m_receipt_timeout{30000};
     std::chrono::milliseconds m_request_budget{2000};
     std::unique_ptr<ChainCircuit> m_circuit;
     std::unique_ptr<RpcClient> m_rpc;
@@ -90,7 +91,9 @@ private:
     std::unique_ptr<ContractWatcher> m_watcher;
     std::unique_ptr<CachedReader> m_reader;
     std::unique_ptr<AccountConfigClient> m_read_client;
-    std::unique_ptr<KeydPayerSigner> m_signer;
+    std::unique_ptr<PayerLeases> m_leases;
+    std::unique_ptr<KeydPayers> m_payers;
+    TxSenderOptions m_send_options;
     std::unique_ptr<TxSender> m_sender;
     std::unique_ptr<AccountConfigClient> m_write_client;
 };

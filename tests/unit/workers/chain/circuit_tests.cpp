@@ -15,9 +15,11 @@ class ChainCircuitTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testSuccessfulProbeClosesForEveryone);
     CPPUNIT_TEST(testProbeThatNeverReportsExpires);
     CPPUNIT_TEST(testWorkersShareOneCircuit);
+    CPPUNIT_TEST(testSlowAnswersOpenTheCircuit);
+    CPPUNIT_TEST(testSlowProbeKeepsItOpenAndAFastOneCloses);
     CPPUNIT_TEST_SUITE_END();
 
-    const CircuitOptions options{3, 500ms};
+    const CircuitOptions options{3, 500ms, 1000ms};
     static constexpr std::int64_t T0 = 1'000'000;
 
     static void Fail(ChainCircuit& c, std::int64_t now, int times = 1) {
@@ -93,6 +95,42 @@ public:
         CPPUNIT_ASSERT(a.Admit(T0 + 501, 2000) == Admission::Refused);
         b.RecordSuccess();
         CPPUNIT_ASSERT(a.Admit(T0 + 502, 2000) == Admission::Closed);
+    }
+
+    // A node that answers, but slowly (a stalled node draining its queue, a paused one resumed for a
+    // moment), ties up callers like one that fails: slow_call decides which answers count.
+    void testSlowAnswersOpenTheCircuit() {
+        ChainCircuit c(options);
+        auto answer = [&c](std::int64_t started, std::int64_t took) { c.RecordAnswer(started, started + took, c.Admit(started, 2000)); };
+        answer(T0, 1000);  // at the limit: fine
+        answer(T0, 1001);
+        answer(T0, 1500);
+        CPPUNIT_ASSERT(!c.IsOpen(T0 + 1500));
+        answer(T0, 2000);  // the third slow answer in a row
+        CPPUNIT_ASSERT(c.IsOpen(T0 + 2000));
+        CPPUNIT_ASSERT(c.Admit(T0 + 2001, 2000) == Admission::Refused);
+        // A fast answer in between starts the count again.
+        ChainCircuit d(options);
+        d.RecordAnswer(T0, T0 + 1200, d.Admit(T0, 2000));
+        d.RecordAnswer(T0, T0 + 1200, d.Admit(T0, 2000));
+        d.RecordAnswer(T0, T0 + 5, d.Admit(T0, 2000));
+        d.RecordAnswer(T0, T0 + 1200, d.Admit(T0, 2000));
+        CPPUNIT_ASSERT(!d.IsOpen(T0 + 1200));
+    }
+
+    // After the chain resumes, the first probe after open_for (500 ms) answers fast and closes the
+    // circuit: chain requests flow again within about half a second; a slow probe reopens it.
+    void testSlowProbeKeepsItOpenAndAFastOneCloses() {
+        ChainCircuit c(options);
+        Fail(c, T0, 3);
+        const auto slow = c.Admit(T0 + 500, 2000);
+        CPPUNIT_ASSERT(slow == Admission::Probe);
+        c.RecordAnswer(T0 + 500, T0 + 1800, slow);
+        CPPUNIT_ASSERT(c.Admit(T0 + 1801, 2000) == Admission::Refused);
+        const auto fast = c.Admit(T0 + 2300, 2000);
+        CPPUNIT_ASSERT(fast == Admission::Probe);
+        c.RecordAnswer(T0 + 2300, T0 + 2303, fast);
+        CPPUNIT_ASSERT(c.Admit(T0 + 2304, 2000) == Admission::Closed);
     }
 };
 

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <memory>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/handles.h"
@@ -65,6 +67,21 @@ RpcClient MakeClient(const std::string& url, ChainCircuit* circuit = nullptr) {
     return RpcClient(MakeCurlTransport(o), o, circuit);
 }
 
+// A node that answers every call correctly, after `delay` (one stalling under load).
+class SlowTransport final : public RpcTransport {
+public:
+    explicit SlowTransport(std::chrono::milliseconds delay) : m_delay(delay) {}
+    sigil::common::Result<std::string> Post(std::string_view body, std::chrono::milliseconds) override {
+        std::this_thread::sleep_for(m_delay);
+        const auto at = body.find("\"id\":") + 5;
+        const auto id = body.substr(at, body.find(',', at) - at);
+        return std::string(R"({"jsonrpc":"2.0","id":)") + std::string(id) + R"(,"result":"0x10"})";
+    }
+
+private:
+    std::chrono::milliseconds m_delay;
+};
+
 }  // namespace
 
 class RpcClientTests : public CppUnit::TestFixture {
@@ -73,6 +90,7 @@ class RpcClientTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testSpentBudgetFailsWithoutCalling);
     CPPUNIT_TEST(testExtendedDeadlineOutlivesTheBudgetThenRestores);
     CPPUNIT_TEST(testDeadNodeFailsFastAsUnavailable);
+    CPPUNIT_TEST(testSlowAnswersOpenTheCircuit);
     CPPUNIT_TEST(testOpenCircuitRefusesWithoutTouchingTheNetwork);
     CPPUNIT_TEST(testStarvedAttemptsNeverCountInTheCircuit);
     CPPUNIT_TEST_SUITE_END();
@@ -162,6 +180,24 @@ public:
             CPPUNIT_ASSERT(!client.Call("eth_blockNumber", "[]").ok());
         }
         CPPUNIT_ASSERT(circuit.IsOpen(sigil::common::MonotonicMs()));
+    }
+
+    // Answers that arrive, but later than the circuit's slow_call, count as failures: the third in a
+    // row opens the circuit for the pool (DESIGN.md section 10), while each caller still gets its answer.
+    void testSlowAnswersOpenTheCircuit() {
+        ChainCircuit circuit({3, 60000ms, 100ms});
+        RpcOptions o;
+        RpcClient slow(std::make_unique<SlowTransport>(150ms), o, &circuit);
+        for (int i = 0; i < 3; ++i) CPPUNIT_ASSERT(slow.CallForResult("eth_blockNumber", "[]").ok());
+        CPPUNIT_ASSERT(circuit.IsOpen(sigil::common::MonotonicMs()));
+        auto refused = slow.Call("eth_blockNumber", "[]");
+        CPPUNIT_ASSERT(!refused.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string("chain_unavailable"), refused.error().code);
+        // The same answers in time never open it.
+        ChainCircuit healthy({3, 60000ms, 1000ms});
+        RpcClient fine(std::make_unique<SlowTransport>(150ms), o, &healthy);
+        for (int i = 0; i < 4; ++i) CPPUNIT_ASSERT(fine.CallForResult("eth_blockNumber", "[]").ok());
+        CPPUNIT_ASSERT(!healthy.IsOpen(sigil::common::MonotonicMs()));
     }
 };
 
