@@ -180,12 +180,18 @@ async function load(stack, { concurrency, warmupMs, measureMs, send, verdict, du
     while (performance.now() < tEnd) {
       const s = performance.now();
       let bad;
+      let retryAfter = 0;
       try {
-        bad = verdict(await send(agent));
+        const res = await send(agent);
+        bad = verdict(res);
+        // A full service says when to come back (503 overloaded, Retry-After: 1); a client that
+        // honours it does not spin on refusals.
+        if (bad && res.headers['retry-after']) retryAfter = Math.min(1000, 1000 * Number(res.headers['retry-after']) || 0);
       } catch (e) {
         bad = `error ${e.code ?? e.message.slice(0, 40)}`;
       }
       samples.push({ s, e: performance.now(), bad });
+      if (retryAfter > 0) await sleep(retryAfter);
     }
   }));
   const drainedMs = performance.now() - tEnd;
