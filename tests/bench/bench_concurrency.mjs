@@ -1,6 +1,6 @@
 // Benchmark of issue 23 (concurrency: a run that waits holds no worker, a slow chain stalls nothing).
 // Not a test; run by hand (tests/bench/README.md):
-//   SIGIL_BUILD_DIR=build node tests/bench/bench_concurrency.mjs [--parts hello,fetch,memory,chain]
+//   SIGIL_BUILD_DIR=build node tests/bench/bench_concurrency.mjs [--parts ceiling,hello,fetch,memory,chain]
 //     [--seconds 15] [--warmup 3] [--connections 16,256] [--delay-ms 200] [--hello-seconds 10]
 //     [--chain-inflight 64] [--pause-seconds 10] [--chain-bound list_groups|run] [--memory-inflight 256]
 //     [--workers 4] [--max-workers N] [--min-spare-workers N] [--max-spare-workers N] [--reserve-workers N]
@@ -9,6 +9,8 @@
 // One stack (tests/api/stack.mjs: anvil, keyd, sigil-lowerer, supervisor and workers, nginx over TLS)
 // carries every part, in this order, each through nginx with keep-alive HTTPS connections:
 //   memory (idle)  the stack's PSS per role (/proc/PID/smaps_rollup) once set up and warm, no load;
+//   ceiling        nginx alone (its /evidences/ listing) at the largest of --connections for 5 s: what
+//                  this client, TLS and nginx carry on this machine, the bound of every figure below;
 //   hello          hello world and signMessage with a PKP: runs/s and p50/p99 at --hello-concurrency (16);
 //   fetch          an action that awaits one fetch of a local server answering after --delay-ms (200):
 //                  runs/s and p50/p99 at each of --connections, --warmup s unmeasured then --seconds s;
@@ -44,8 +46,8 @@ function texts(name) {
   return out;
 }
 
-const PARTS = new Set((text('parts') ?? 'hello,fetch,memory,chain').split(',').map((s) => s.trim()));
-for (const p of PARTS) if (!['hello', 'fetch', 'memory', 'chain'].includes(p)) throw new Error(`--parts: unknown part ${p}`);
+const PARTS = new Set((text('parts') ?? 'ceiling,hello,fetch,memory,chain').split(',').map((s) => s.trim()));
+for (const p of PARTS) if (!['ceiling', 'hello', 'fetch', 'memory', 'chain'].includes(p)) throw new Error(`--parts: unknown part ${p}`);
 const SECONDS = arg('seconds', 15);
 const WARMUP = arg('warmup', 3);
 const CONNECTIONS = (text('connections') ?? '16,256').split(',').map(Number);
@@ -208,9 +210,9 @@ async function load(stack, { concurrency, warmupMs, measureMs, send, verdict, du
 
 const r1 = (x) => (Number.isFinite(x) ? +x.toFixed(1) : null);
 const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '-');
-function printLoad(name, r) {
+function printLoad(name, r, unit = 'runs/s') {
   const fails = Object.keys(r.failures).length ? ` FAILURES ${JSON.stringify(r.failures)}` : '';
-  console.log(`${name.padEnd(28)} c=${String(r.concurrency).padEnd(4)} ${r.rate.toFixed(1).padStart(8)} runs/s   p50 ${f1(r.lat.p50).padStart(8)} ms` +
+  console.log(`${name.padEnd(28)} c=${String(r.concurrency).padEnd(4)} ${r.rate.toFixed(1).padStart(8)} ${unit.padEnd(6)}   p50 ${f1(r.lat.p50).padStart(8)} ms` +
     `   p99 ${f1(r.lat.p99).padStart(8)} ms   max ${f1(r.lat.max).padStart(8)} ms   (${r.ok} ok in the window)${fails}`);
 }
 
@@ -259,6 +261,14 @@ try {
     await sleep(2000);
     results.memory_idle = memory(stack);
     printMemory('idle', results.memory_idle);
+  }
+
+  if (PARTS.has('ceiling')) {
+    const c = Math.max(...CONNECTIONS);
+    const r = await load(stack, { concurrency: c, warmupMs: 1000, measureMs: 5000,
+      send: (agent) => httpsRequest(agent, `${stack.url}/evidences/`, 'GET'), verdict: (res) => (res.status === 200 ? null : `${res.status}`) });
+    results.ceiling = { concurrency: c, rate: r1(r.rate), p50: r1(r.lat.p50), p99: r1(r.lat.p99), failures: r.failures };
+    printLoad('nginx alone (/evidences/)', r, 'req/s');
   }
 
   if (PARTS.has('hello')) {

@@ -36,6 +36,7 @@ const before = runs(process.argv[2]);
 const after = runs(process.argv[3]);
 const rows = [
   // [label, path, goal(after, before) -> true/false/null, goal text]
+  ['nginx alone, requests/s at 256 (the bound)', 'ceiling.rate', null, ''],
   ['200 ms fetch, runs/s at 16', 'fetch.16.rate', null, ''],
   ['200 ms fetch, p50 ms at 16', 'fetch.16.p50', null, ''],
   ['200 ms fetch, runs/s at 256', 'fetch.256.rate', (a) => a >= 500, '>= 500'],
