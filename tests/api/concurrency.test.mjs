@@ -39,13 +39,17 @@ let stack;
 let slow;
 let key;
 let agent;
-const pool = ['max_workers = 96', 'max_spare_workers = 80'];
+const MAX_WORKERS = 96;
 
 before(async () => {
   slow = await startSlowServer({ delayMs: DELAY_MS });
-  const newShape = buildKnows('supervisor', 'max_workers', 96);
+  const newShape = buildKnows('supervisor', 'max_workers', MAX_WORKERS);
   if (!newShape) console.log('# this build has no [supervisor] max_workers (the shape before issue 23): its fixed pool of 4 workers');
-  stack = await startStack({ workers: 4, supervisorOptions: newShape ? pool : [], actions: ['fetch_allowed_addresses = 127.0.0.1'] });
+  // max_workers is also nginx's bound: stack.mjs writes both from its maxWorkers option.
+  const pool = !newShape ? {} : /\bmaxWorkers\b/.test(startStack.toString())
+    ? { maxWorkers: MAX_WORKERS, supervisorOptions: ['max_spare_workers = 80'] }
+    : { supervisorOptions: [`max_workers = ${MAX_WORKERS}`, 'max_spare_workers = 80'] };
+  stack = await startStack({ workers: 4, ...pool, actions: ['fetch_allowed_addresses = 127.0.0.1'] });
   key = (await newAccount(stack, 'concurrency')).api_key;
   const group = await addGroup(stack, key, 'runners');
   const cid = await actionCid(stack, CODE);

@@ -62,16 +62,23 @@ const MEMORY_INFLIGHT = arg('memory-inflight', 256);
 const WORKERS = arg('workers', 4);
 
 // The stack's configuration: the new pool's keys only when given (an old build refuses unknown keys).
+// A key that tests/api/stack.mjs writes itself when it has an option for it (max_workers, which is
+// also nginx's bound, as maxWorkers; [chain] payers, which keyd and the dev chain must match, as
+// chainPayers) goes through that option; a stack.mjs without the option gets the line instead.
 const supervisorOptions = [];
 const chainOptions = [];
-for (const [flag, key, lines] of [['max-workers', 'max_workers', supervisorOptions], ['min-spare-workers', 'min_spare_workers', supervisorOptions],
-  ['max-spare-workers', 'max_spare_workers', supervisorOptions], ['reserve-workers', 'reserve_workers', supervisorOptions],
-  ['zygotes', 'zygotes', supervisorOptions], ['payers', 'payers', chainOptions], ['circuit-slow-ms', 'circuit_slow_ms', chainOptions],
+const stackOptions = {};
+const stackTakes = (name) => new RegExp(`\\b${name}\\b`).test(startStack.toString());
+for (const [flag, key, lines, option] of [['max-workers', 'max_workers', supervisorOptions, 'maxWorkers'],
+  ['min-spare-workers', 'min_spare_workers', supervisorOptions], ['max-spare-workers', 'max_spare_workers', supervisorOptions],
+  ['reserve-workers', 'reserve_workers', supervisorOptions], ['zygotes', 'zygotes', supervisorOptions],
+  ['payers', 'payers', chainOptions, 'chainPayers'], ['circuit-slow-ms', 'circuit_slow_ms', chainOptions],
   ['tx-replace-after-ms', 'tx_replace_after_ms', chainOptions]]) {
   const v = text(flag);
   if (v !== null) {
     if (!/^[0-9]+$/.test(v)) throw new Error(`--${flag} needs a whole number`);
-    lines.push(`${key} = ${v}`);
+    if (option && stackTakes(option)) stackOptions[option] = Number(v);
+    else lines.push(`${key} = ${v}`);
   }
 }
 supervisorOptions.push(...texts('supervisor-option'));
@@ -223,9 +230,9 @@ function loadavg() {
 // --- the benchmark -------------------------------------------------------------------------------
 
 const results = { load_start: loadavg(), nproc: Number(execSync('nproc').toString().trim()), workers: WORKERS,
-  supervisor_options: supervisorOptions, chain_options: chainOptions };
+  stack_options: stackOptions, supervisor_options: supervisorOptions, chain_options: chainOptions };
 const slow = await startSlowServer({ delayMs: DELAY_MS });
-const stack = await startStack({ workers: WORKERS, supervisorOptions, chainOptions, actions: actionsOptions, workerOptions });
+const stack = await startStack({ workers: WORKERS, ...stackOptions, supervisorOptions, chainOptions, actions: actionsOptions, workerOptions });
 try {
   const { api_key: key } = await newAccount(stack, 'bench concurrency');
   const pkp = await createWallet(stack, key);
@@ -253,7 +260,7 @@ try {
     }
   }
 
-  const shape = [`${WORKERS} workers`, ...supervisorOptions, ...chainOptions].join(', ');
+  const shape = [`${WORKERS} workers`, ...Object.entries(stackOptions).map(([k, v]) => `${k} ${v}`), ...supervisorOptions, ...chainOptions].join(', ');
   console.log(`Sigil concurrency benchmark (issue 23): ${shape}; build ${process.env.SIGIL_BUILD_DIR ?? 'build'}; ` +
     `nproc ${results.nproc}; load average at start ${results.load_start}`);
 

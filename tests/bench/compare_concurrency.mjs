@@ -58,7 +58,7 @@ const rows = [
 ];
 const fmt = (x) => (x === null || x === undefined ? '-' : (Math.abs(x) >= 100 ? Math.round(x).toLocaleString('en-US') : String(+x.toFixed(1))));
 console.log(`before: ${before.length} run(s), load average ${before.map((r) => r.load_start).join(' | ')}`);
-console.log(`after:  ${after.length} run(s), load average ${after.map((r) => r.load_start).join(' | ')}; ${after[0].supervisor_options?.join(', ') || 'default pool'}`);
+console.log(`after:  ${after.length} run(s), load average ${after.map((r) => r.load_start).join(' | ')}; ${[...Object.entries(after[0].stack_options ?? {}).map(([k, v]) => `${k} ${v}`), ...(after[0].supervisor_options ?? [])].join(', ') || 'default pool'}`);
 console.log('');
 console.log('| figure | before | after | after / before | goal | met |');
 console.log('|---|---|---|---|---|---|');
