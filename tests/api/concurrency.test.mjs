@@ -10,30 +10,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { startStack, newAccount, addGroup, actionCid, assertOk, httpsRequest, BUILD_DIR } from './stack.mjs';
+import { startStack, newAccount, addGroup, actionCid, assertOk, httpsRequest, configKnows } from './stack.mjs';
 import { startSlowServer } from './slow_server.mjs';
 
 const RUNS = 64;
 const DELAY_MS = 200;
 const WALL_MS = 1000;
 const CODE = 'async function main({ url }) { const r = await fetch(url); return await r.text(); }';
-
-/// Whether this build's configuration knows [section] key (sigil-supervisor --check refuses an unknown one).
-function buildKnows(section, key, value) {
-  const dir = mkdtempSync('/tmp/sigil-conf-probe-');
-  try {
-    writeFileSync(join(dir, 'probe.conf'), `[${section}]\n${key} = ${value}\n`);
-    execFileSync(join(BUILD_DIR, 'bin/sigil-supervisor'), ['-c', join(dir, 'probe.conf'), '--check'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 let stack;
 let slow;
@@ -43,7 +26,7 @@ const MAX_WORKERS = 96;
 
 before(async () => {
   slow = await startSlowServer({ delayMs: DELAY_MS });
-  const newShape = buildKnows('supervisor', 'max_workers', MAX_WORKERS);
+  const newShape = configKnows('supervisor', 'max_workers', MAX_WORKERS);
   if (!newShape) console.log('# this build has no [supervisor] max_workers (the shape before issue 23): its fixed pool of 4 workers');
   // max_workers is also nginx's bound: stack.mjs writes both from its maxWorkers option.
   const pool = !newShape ? {} : /\bmaxWorkers\b/.test(startStack.toString())
