@@ -106,11 +106,14 @@ function processTable() {
   return table;
 }
 
-function pssKiB(pid) {
+/// {pss, priv} in KiB: proportional set size, and private (clean + dirty) memory, which unlike PSS does
+/// not depend on how many other processes on the machine (another stack of the same build) map a page.
+function memKiB(pid) {
   try {
-    const m = /^Pss:\s+([0-9]+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch { return 0; }  // exited meanwhile
+    const t = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const field = (name) => Number(new RegExp(`^${name}:\\s+([0-9]+) kB`, 'm').exec(t)?.[1] ?? 0);
+    return { pss: field('Pss'), priv: field('Private_Clean') + field('Private_Dirty') };
+  } catch { return { pss: 0, priv: 0 }; }  // exited meanwhile
 }
 
 const ROLES = ['nginx', 'supervisor', 'workers', 'zygotes', 'run children', 'keyd', 'other'];
@@ -137,8 +140,13 @@ function memory(stack) {
     }
     return out;
   };
-  const roles = Object.fromEntries([...ROLES, 'lowerer'].map((r) => [r, { n: 0, kib: 0 }]));
-  const add = (role, pid) => { roles[role].n++; roles[role].kib += pssKiB(pid); };
+  const roles = Object.fromEntries([...ROLES, 'lowerer'].map((r) => [r, { n: 0, kib: 0, priv: 0 }]));
+  const add = (role, pid) => {
+    const m = memKiB(pid);
+    roles[role].n++;
+    roles[role].kib += m.pss;
+    roles[role].priv += m.priv;
+  };
   for (const pid of subtree(stack.pidOf('nginx'))) add('nginx', pid);
   for (const pid of subtree(stack.pidOf('keyd'))) add('keyd', pid);
   for (const pid of subtree(stack.pidOf('lowerer'))) add('lowerer', pid);
@@ -151,15 +159,18 @@ function memory(stack) {
     else add('other', pid);
   }
   const mib = (k) => +(k / 1024).toFixed(1);
-  const out = { total_mib: mib(ROLES.reduce((s, r) => s + roles[r].kib, 0)), roles: {} };
-  for (const [r, v] of Object.entries(roles)) out.roles[r] = { n: v.n, mib: mib(v.kib) };
+  const out = { total_mib: mib(ROLES.reduce((s, r) => s + roles[r].kib, 0)),
+    private_mib: mib(ROLES.reduce((s, r) => s + roles[r].priv, 0)), roles: {} };
+  for (const [r, v] of Object.entries(roles)) out.roles[r] = { n: v.n, mib: mib(v.kib), private_mib: mib(v.priv) };
   return out;
 }
 
 function printMemory(label, m) {
   const parts = [...ROLES, 'lowerer'].filter((r) => m.roles[r].n > 0)
     .map((r) => `${r} ${m.roles[r].mib} (${m.roles[r].n})`);
-  console.log(`memory ${label}: PSS total ${m.total_mib} MiB (without sigil-lowerer); by role MiB (processes): ${parts.join(', ')}`);
+  console.log(`memory ${label}: PSS total ${m.total_mib} MiB, private ${m.private_mib} MiB (without sigil-lowerer); ` +
+    `PSS by role MiB (processes): ${parts.join(', ')}; private by role MiB: ` +
+    [...ROLES, 'lowerer'].filter((r) => m.roles[r].n > 0).map((r) => `${r} ${m.roles[r].private_mib}`).join(', '));
 }
 
 // --- load ----------------------------------------------------------------------------------------
