@@ -4,23 +4,25 @@
 // flight: 4 workers take 64 / 4 x 200 ms = 3.2 s at best.
 //
 // The pool: workers = 4 (its floor), max_workers = 96, max_spare_workers = 80, so the first burst
-// grows the pool and the second, timed one finds it grown. A build whose configuration has no
+// grows the pool and the second, timed one finds it grown. The runs are spread over 16 usage keys, 4
+// each: one key may have only [billing] max_concurrent_runs_per_key (8) runs in flight across the pool. A build whose configuration has no
 // [supervisor] max_workers (the shape before issue 23) runs with its fixed 4 workers, and this
 // test fails there, as it should.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { startStack, newAccount, addGroup, actionCid, assertOk, httpsRequest, configKnows } from './stack.mjs';
+import { startStack, newAccount, addGroup, addUsageKey, actionCid, assertOk, httpsRequest, configKnows } from './stack.mjs';
 import { startSlowServer } from './slow_server.mjs';
 
 const RUNS = 64;
+const KEYS = 16;  // 4 runs in flight per key, under the per-key cap of 8
 const DELAY_MS = 200;
 const WALL_MS = 1000;
 const CODE = 'async function main({ url }) { const r = await fetch(url); return await r.text(); }';
 
 let stack;
 let slow;
-let key;
+let keys;
 let agent;
 const MAX_WORKERS = 96;
 
@@ -33,10 +35,12 @@ before(async () => {
     ? { maxWorkers: MAX_WORKERS, supervisorOptions: ['max_spare_workers = 80'] }
     : { supervisorOptions: [`max_workers = ${MAX_WORKERS}`, 'max_spare_workers = 80'] };
   stack = await startStack({ workers: 4, ...pool, actions: ['fetch_allowed_addresses = 127.0.0.1'] });
-  key = (await newAccount(stack, 'concurrency')).api_key;
-  const group = await addGroup(stack, key, 'runners');
+  const owner = (await newAccount(stack, 'concurrency')).api_key;
+  const group = await addGroup(stack, owner, 'runners');
   const cid = await actionCid(stack, CODE);
-  assertOk(await stack.request('POST', 'add_action_to_group', { key, body: { group_id: group, action_ipfs_cid: cid } }));
+  assertOk(await stack.request('POST', 'add_action_to_group', { key: owner, body: { group_id: group, action_ipfs_cid: cid } }));
+  keys = [];
+  for (let i = 0; i < KEYS; i++) keys.push(await addUsageKey(stack, owner, { execute_in_groups: [Number(group)] }, `runner ${i}`));
   // One connection per run, kept open between the bursts (a TLS handshake is not what is measured).
   agent = new https.Agent({ keepAlive: true, maxSockets: RUNS, rejectUnauthorized: false });
 });
@@ -50,10 +54,10 @@ after(async () => {
 async function burst() {
   const body = Buffer.from(JSON.stringify({ code: CODE, js_params: { url: slow.url } }));
   const t0 = performance.now();
-  const answers = await Promise.all(Array.from({ length: RUNS }, async () => {
+  const answers = await Promise.all(Array.from({ length: RUNS }, async (_, i) => {
     try {
       const r = await httpsRequest(agent, `${stack.url}/core/v1/sigil_action`, 'POST', {
-        headers: { 'X-Api-Key': key, 'Content-Type': 'application/json', 'Content-Length': String(body.length) }, body });
+        headers: { 'X-Api-Key': keys[i % KEYS], 'Content-Type': 'application/json', 'Content-Length': String(body.length) }, body });
       const ms = performance.now() - t0;
       if (r.status !== 200 || r.json?.has_error !== false || r.json.response !== `slow ${DELAY_MS}`) {
         return { ms, bad: `${r.status} ${r.text.slice(0, 200)}` };

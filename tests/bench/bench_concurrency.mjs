@@ -3,7 +3,7 @@
 //   SIGIL_BUILD_DIR=build node tests/bench/bench_concurrency.mjs [--parts ceiling,hello,fetch,memory,chain]
 //     [--seconds 15] [--warmup 3] [--connections 16,256] [--delay-ms 200] [--hello-seconds 10]
 //     [--chain-inflight 64] [--pause-seconds 10] [--chain-bound list_groups|run] [--memory-inflight 256]
-//     [--workers 4] [--max-workers N] [--min-spare-workers N] [--max-spare-workers N] [--reserve-workers N]
+//     [--runs-per-key 4] [--workers 4] [--max-workers N] [--min-spare-workers N] [--max-spare-workers N] [--reserve-workers N]
 //     [--zygotes N] [--payers N] [--circuit-slow-ms N] [--tx-replace-after-ms N]
 //     [--supervisor-option 'key = value']... [--chain-option ...] [--actions-option ...] [--worker-option ...]
 // One stack (tests/api/stack.mjs: anvil, keyd, sigil-lowerer, supervisor and workers, nginx over TLS)
@@ -22,6 +22,8 @@
 //                  p50/p99 of /core/v1/version, /health and the CID helper measured meanwhile, the status
 //                  and time of every chain-bound answer (issue 23: all typed 503/504 within 2.5 s), and
 //                  after SIGCONT the time until a chain-bound request succeeds again.
+// Runs are spread over usage keys, --runs-per-key connections each (one key may have only [billing]
+// max_concurrent_runs_per_key, default 8, runs in flight across the pool; more answer 429).
 // Every run's answer is checked (200, has_error false, the expected response); failures are counted
 // by status and code and printed, never retried. The last line is `BENCH_CONCURRENCY {json}`.
 // The new pool's keys ([supervisor] max_workers, ...; [chain] payers, ...) go into the stack's
@@ -30,7 +32,7 @@ import { performance } from 'node:perf_hooks';
 import https from 'node:https';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { execSync } from 'node:child_process';
-import { startStack, newAccount, addGroup, createWallet, actionCid, httpsRequest } from '../api/stack.mjs';
+import { startStack, newAccount, addGroup, addUsageKey, createWallet, actionCid, httpsRequest } from '../api/stack.mjs';
 import { startSlowServer } from '../api/slow_server.mjs';
 import { arg, summary } from './support.mjs';
 
@@ -60,6 +62,9 @@ const CHAIN_BOUND = text('chain-bound', 'list_groups');
 if (!['list_groups', 'run'].includes(CHAIN_BOUND)) throw new Error('--chain-bound: list_groups or run');
 const MEMORY_INFLIGHT = arg('memory-inflight', 256);
 const WORKERS = arg('workers', 4);
+// One key may have only [billing] max_concurrent_runs_per_key (default 8) runs in flight across the pool,
+// and a full instance serves many callers: runs are spread over usage keys, this many connections each.
+const RUNS_PER_KEY = arg('runs-per-key', 4);
 
 // The stack's configuration: the new pool's keys only when given (an old build refuses unknown keys).
 // A key that tests/api/stack.mjs writes itself when it has an option for it (max_workers, which is
@@ -196,13 +201,13 @@ async function load(stack, { concurrency, warmupMs, measureMs, send, verdict, du
     await sleep(tMeasure + f * measureMs - performance.now());
     return during(f);
   }) : [];
-  await Promise.all(Array.from({ length: concurrency }, async () => {
+  await Promise.all(Array.from({ length: concurrency }, async (_, connection) => {
     while (performance.now() < tEnd) {
       const s = performance.now();
       let bad;
       let retryAfter = 0;
       try {
-        const res = await send(agent);
+        const res = await send(agent, connection);
         bad = verdict(res);
         // A full service says when to come back (503 overloaded, Retry-After: 1); a client that
         // honours it does not spin on refusals.
@@ -256,8 +261,17 @@ try {
   }
   const body = (code) => Buffer.from(JSON.stringify({ code, pkp_id: pkp, js_params: { pkpId: pkp, url: slow.url } }));
   const bodies = { fetch: body(FETCH_CODE), hello: body(HELLO_CODE), sign: body(SIGN_CODE) };
-  const runRequest = (which) => (agent) => httpsRequest(agent, `${stack.url}/core/v1/sigil_action`, 'POST', {
-    headers: { 'X-Api-Key': key, 'Content-Type': 'application/json', 'Content-Length': String(bodies[which].length) }, body: bodies[which] });
+  // Usage keys allowed to run in the group: connection i runs with keys[i % keys.length].
+  const most = Math.max(1, ...(PARTS.has('fetch') ? CONNECTIONS : []), PARTS.has('hello') ? HELLO_CONCURRENCY : 0,
+    PARTS.has('memory') ? MEMORY_INFLIGHT : 0, PARTS.has('chain') && CHAIN_BOUND === 'run' ? CHAIN_INFLIGHT : 0);
+  const keys = [];
+  while (keys.length < Math.ceil(most / RUNS_PER_KEY)) {
+    const n = Math.min(4, Math.ceil(most / RUNS_PER_KEY) - keys.length);
+    keys.push(...await Promise.all(Array.from({ length: n }, (_, i) =>
+      addUsageKey(stack, key, { execute_in_groups: [Number(group)] }, `runner ${keys.length + i}`))));
+  }
+  const runRequest = (which) => (agent, connection = 0) => httpsRequest(agent, `${stack.url}/core/v1/sigil_action`, 'POST', {
+    headers: { 'X-Api-Key': keys[connection % keys.length], 'Content-Type': 'application/json', 'Content-Length': String(bodies[which].length) }, body: bodies[which] });
   const expect = {
     fetch: (resp) => resp === `slow ${DELAY_MS}`,
     hello: (resp) => resp === 'Hello World!',
@@ -271,7 +285,8 @@ try {
     }
   }
 
-  const shape = [`${WORKERS} workers`, ...Object.entries(stackOptions).map(([k, v]) => `${k} ${v}`), ...supervisorOptions, ...chainOptions].join(', ');
+  results.keys = keys.length;
+  const shape = [`${WORKERS} workers`, `${keys.length} usage keys`, ...Object.entries(stackOptions).map(([k, v]) => `${k} ${v}`), ...supervisorOptions, ...chainOptions].join(', ');
   console.log(`Sigil concurrency benchmark (issue 23): ${shape}; build ${process.env.SIGIL_BUILD_DIR ?? 'build'}; ` +
     `nproc ${results.nproc}; load average at start ${results.load_start}`);
 
@@ -327,7 +342,7 @@ try {
     printMemory(`with ${MEMORY_INFLIGHT} slow-fetch runs kept in flight by the client`, results.memory_load);
   }
 
-  if (PARTS.has('chain')) results.chain = await chainPaused(stack, { key, pkp, cid: cids.hello });
+  if (PARTS.has('chain')) results.chain = await chainPaused(stack, { key, keys, pkp, cid: cids.hello });
 } finally {
   if (stack.anvilPid) try { process.kill(stack.anvilPid, 'SIGCONT'); } catch { /* gone */ }
   await stack.stop();
@@ -338,12 +353,12 @@ console.log(`load average at the end ${results.load_end}`);
 console.log(`BENCH_CONCURRENCY ${JSON.stringify(results)}`);
 
 /// Part c: the chain node paused with CHAIN_INFLIGHT chain-bound requests kept in flight.
-async function chainPaused(stack, { key, pkp, cid }) {
+async function chainPaused(stack, { key, keys, pkp, cid }) {
   const chainBound = CHAIN_BOUND === 'run'
-    ? (agent) => {
+    ? (agent, i = 0) => {
       const b = Buffer.from(JSON.stringify({ ipfs_id: cid, pkp_id: pkp }));
       return httpsRequest(agent, `${stack.url}/core/v1/sigil_action`, 'POST',
-        { headers: { 'X-Api-Key': key, 'Content-Type': 'application/json', 'Content-Length': String(b.length) }, body: b });
+        { headers: { 'X-Api-Key': keys[i % keys.length], 'Content-Type': 'application/json', 'Content-Length': String(b.length) }, body: b });
     }
     : (agent) => httpsRequest(agent, `${stack.url}/core/v1/list_groups?page_number=0&page_size=10`, 'GET', { headers: { 'X-Api-Key': key } });
   // The run by CID needs its code from the gateway the first time; it is cached afterwards.
@@ -368,13 +383,13 @@ async function chainPaused(stack, { key, pkp, cid }) {
   let resumedAt = Infinity;
   let stopLoad = false;
   const answers = [];  // every chain-bound answer: {s, e, status, code}
-  const loaders = Array.from({ length: CHAIN_INFLIGHT }, async () => {
+  const loaders = Array.from({ length: CHAIN_INFLIGHT }, async (_, i) => {
     while (!stopLoad) {
       const s = performance.now();
       let status = 0;
       let code = null;
       try {
-        const r = await chainBound(loadAgent);
+        const r = await chainBound(loadAgent, i);
         status = r.status;
         code = r.status === 200 ? (r.json?.has_error ? `run_${r.json.error?.code}` : null) : (r.json?.error?.code ?? 'untyped');
       } catch (e) {
