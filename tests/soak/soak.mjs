@@ -334,7 +334,8 @@ export async function runSoak(options = {}) {
       const t = performance.now();
       while (performance.now() - t < 10000) {
         const nowPids = workerPids(sup);
-        if (nowPids.length >= before.length && !nowPids.some((p) => victims.includes(p))) break;
+        // A dynamic pool (issue 23) refills to its floor (`workers`) at least, not to what it had grown to.
+        if (nowPids.length >= Math.min(before.length, o.workers) && !nowPids.some((p) => victims.includes(p))) break;
         await sleep(50);
       }
       w.detail += `, pool refilled after ${Math.round(performance.now() - t)} ms; runs in flight: ${countOf(await inflight)}`;
@@ -398,7 +399,7 @@ export async function runSoak(options = {}) {
       while (performance.now() - t < 10000 && !replaced) {
         await sleep(50);
         const nowPids = workerPids(sup);
-        replaced = nowPids.length >= before.length && !nowPids.some((p) => before.includes(p));
+        replaced = nowPids.length >= Math.min(before.length, o.workers) && !nowPids.some((p) => before.includes(p));
       }
       const done = await inflight;
       w.gracefulLost = done.filter((x) => x !== 200).length;
