@@ -36,6 +36,8 @@
 //   startStack({nginxEnv: {SIGIL_MINT_RATE: '1r/s', SIGIL_MINT_BURST: '3'}}) passes nginx/render-dev.sh settings
 //   startStack({lowerer: false}) runs no sigil-lowerer: sandbox children lower every CID's first run
 //                        (by default the daemon runs, as scripts/start runs it: stack.lowererSocket, or null)
+//   configKnows('supervisor', 'max_workers', 96)  whether the build's configuration has that key (a build
+//                        from before it refuses it), so a benchmark can also run the build it is compared with
 //
 // Environment: SIGIL_BUILD_DIR (default <repo>/build), SIGIL_SOURCE_DIR (default <repo>).
 import { spawn, execFileSync } from 'node:child_process';
@@ -520,6 +522,21 @@ export async function minedReceipt(stack, hash, timeoutMs = 10000) {
   const receipt = await eventually(() => chainRpc(stack, 'eth_getTransactionReceipt', [hash]), timeoutMs, 50);
   if (!receipt) throw new Error(`transaction ${hash} was not mined within ${timeoutMs} ms`);
   return receipt;
+}
+
+/// Whether this build's configuration knows [section] key: sigil-supervisor --check refuses an unknown key,
+/// so a script can run a build from before a key existed (issue 23's baseline) by leaving the key out.
+export function configKnows(section, key, value) {
+  const dir = mkdtempSync('/tmp/sigil-conf-probe-');
+  try {
+    writeFileSync(join(dir, 'probe.conf'), `[${section}]\n${key} = ${value}\n`);
+    execFileSync(join(BUILD_DIR, 'bin/sigil-supervisor'), ['-c', join(dir, 'probe.conf'), '--check'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /// Reads the compiled AccountConfig ABI.

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Soak-and-fault test (DESIGN.md section 10, issue 15): a mixed workload at a steady rate against the
 // whole stack (tests/api/stack.mjs) while faults are injected in turn, each followed by a recovery
-// window: worker kill -9, keyd kill -9 and restart, the chain node paused (SIGSTOP/SIGCONT), the
-// chain node restarted with its state, nginx reload (SIGHUP), supervisor SIGHUP, a gateway that
-// serves wrong bytes for a CID, and a shared sandbox zygote kill -9. Every write the service acknowledged (2xx) is recorded and checked
+// window: worker kill -9, sandbox zygote kill -9 (mid-run), keyd kill -9 and restart, the chain node paused (SIGSTOP/SIGCONT), the
+// chain node restarted with its state, nginx reload (SIGHUP), supervisor SIGHUP, and a gateway that
+// serves wrong bytes for a CID. Every write the service acknowledged (2xx) is recorded and checked
 // on chain afterwards (and through the API's list endpoints); any 500 is counted.
 //
 //   node tests/soak/soak.mjs [--seconds 60] [--rate 10] [--workers 2] [--slot 8] [--recovery 3]
@@ -33,8 +33,8 @@ export const DEFAULTS = {
   apiCheckAccounts: 30,
 };
 
-export const FAULTS = ['worker_kill', 'keyd_restart', 'chain_pause', 'nginx_reload', 'chain_restart',
-  'supervisor_hup', 'lying_gateway', 'zygote_kill'];
+export const FAULTS = ['worker_kill', 'zygote_kill', 'keyd_restart', 'chain_pause', 'nginx_reload', 'chain_restart',
+  'supervisor_hup', 'lying_gateway'];
 
 // Thresholds of the checks (the ctest version asserts them, and so does the CLI's exit status).
 export const LIMITS = {
@@ -83,9 +83,29 @@ export function childrenOf(ppid) {
 }
 const workerPids = (supervisorPid) => (supervisorPid ? childrenOf(supervisorPid)
   .filter((p) => p.comm.startsWith('sigil-worker')).map((p) => p.pid) : []);
-// The shared sandbox zygotes the supervisor starts ([supervisor] zygotes).
-const zygotePids = (supervisorPid) => (supervisorPid ? childrenOf(supervisorPid)
-  .filter((p) => p.comm.startsWith('sigil-sandbox')).map((p) => p.pid) : []);
+
+const isSandbox = (pid) => {
+  try {
+    return /(^|\/)sigil-sandbox$/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]);
+  } catch { return false; }
+};
+/// The sandbox zygotes under the supervisor, found by their command line (`sigil-sandbox`): a
+/// sigil-sandbox process whose parent is not one (each worker's own before issue 23, the supervisor's
+/// shared ones after), with the pids of their run children (forked, so the same command line).
+export function zygotesOf(supervisorPid) {
+  const out = [];
+  if (!supervisorPid) return out;
+  const todo = [{ pid: supervisorPid, sandboxParent: false }];
+  while (todo.length) {
+    const { pid, sandboxParent } = todo.pop();
+    for (const c of childrenOf(pid)) {
+      const sandbox = isSandbox(c.pid);
+      if (sandbox && !sandboxParent) out.push({ pid: c.pid, parent: pid, children: childrenOf(c.pid).map((k) => k.pid) });
+      if (!sandbox) todo.push({ pid: c.pid, sandboxParent: false });
+    }
+  }
+  return out;
+}
 
 /// Runs the soak. Returns the summary (see report()); never throws for a service failure, only for
 /// a broken fixture (stack start, setup).
@@ -277,7 +297,17 @@ export async function runSoak(options = {}) {
   // --- the faults -----------------------------------------------------------------------------
   const probeOnce = async (fault) => {
     const b = base[0];
-    if (fault === 'keyd_restart' || fault === 'zygote_kill') {
+    if (fault === 'zygote_kill') {
+      // Every zygote serves again: runs at once, spread over the workers (one kept connection would
+      // reach one worker only), all succeed; a dead zygote fails some of them.
+      const rs = await Promise.all(Array.from({ length: Math.max(6, 3 * o.workers) }, (_, i) => {
+        const bb = base[i % base.length];
+        return call('probe', 'POST', 'sigil_action', { key: bb.executor, body: { code: SIGN_CODE, pkp_id: bb.pkp, js_params: { pkpId: bb.pkp, message: 'probe' } } },
+          (res) => (res.json?.has_error ? `run_${res.json.error?.code}` : null));
+      }));
+      return rs.every((r) => r.ok);
+    }
+    if (fault === 'keyd_restart') {
       const message = 'probe';
       return (await call('probe', 'POST', 'sigil_action', { key: b.executor, body: { code: SIGN_CODE, pkp_id: b.pkp, js_params: { pkpId: b.pkp, message } } },
         (r) => (r.json?.has_error ? `run_${r.json.error?.code}` : null))).ok;
@@ -304,28 +334,34 @@ export async function runSoak(options = {}) {
       const t = performance.now();
       while (performance.now() - t < 10000) {
         const nowPids = workerPids(sup);
-        if (nowPids.length >= before.length && !nowPids.some((p) => victims.includes(p))) break;
+        // A dynamic pool (issue 23) refills to its floor (`workers`) at least, not to what it had grown to.
+        if (nowPids.length >= Math.min(before.length, o.workers) && !nowPids.some((p) => victims.includes(p))) break;
         await sleep(50);
       }
       w.detail += `, pool refilled after ${Math.round(performance.now() - t)} ms; runs in flight: ${countOf(await inflight)}`;
     },
     async zygote_kill(w) {
-      // Runs on the killed zygote end with a typed 502 zygote_gone; their workers reconnect to the
-      // others (or to the zygote the supervisor starts in its place) on their next run.
       const sup = stack.pidOf('supervisor');
-      const before = zygotePids(sup);
-      const inflight = slowRuns(2, 800);
+      const inflight = slowRuns(2, 800);  // runs in their children: typed errors or 200, never a 500
       await sleep(250);
-      const victim = pick(before);
-      try { process.kill(victim, 'SIGKILL'); } catch { /* gone */ }
-      w.detail = `kill -9 of zygote ${victim} of ${before.length}`;
+      const before = zygotesOf(sup);
+      if (before.length === 0) throw new Error('no sigil-sandbox zygote under the supervisor');
+      // Mid-run: a zygote with a run child alive, if any.
+      const busy = before.filter((z) => z.children.length > 0);
+      const victim = pick(busy.length ? busy : before);
+      try { process.kill(victim.pid, 'SIGKILL'); } catch { /* gone */ }
+      w.detail = `kill -9 of sandbox zygote ${victim.pid} (parent ${victim.parent === sup ? 'the supervisor' : victim.parent}, ` +
+        `${victim.children.length} run children) of ${before.length}`;
       const t = performance.now();
+      w.zygoteBack = false;
       while (performance.now() - t < 10000) {
-        const nowPids = zygotePids(sup);
-        if (nowPids.length >= before.length && !nowPids.includes(victim)) break;
+        const now = zygotesOf(sup);
+        if (now.length >= before.length && !now.some((z) => z.pid === victim.pid)) { w.zygoteBack = true; break; }
         await sleep(50);
       }
-      w.detail += `, replaced after ${Math.round(performance.now() - t)} ms; runs in flight: ${countOf(await inflight)}`;
+      w.detail += w.zygoteBack ? `, ${before.length} zygotes again after ${Math.round(performance.now() - t)} ms`
+        : `, NOT replaced within 10 s (${zygotesOf(sup).length} zygotes)`;
+      w.detail += `; runs in flight: ${countOf(await inflight)}`;
     },
     async keyd_restart(w) {
       const old = stack.pidOf('keyd');
@@ -363,7 +399,7 @@ export async function runSoak(options = {}) {
       while (performance.now() - t < 10000 && !replaced) {
         await sleep(50);
         const nowPids = workerPids(sup);
-        replaced = nowPids.length >= before.length && !nowPids.some((p) => before.includes(p));
+        replaced = nowPids.length >= Math.min(before.length, o.workers) && !nowPids.some((p) => before.includes(p));
       }
       const done = await inflight;
       w.gracefulLost = done.filter((x) => x !== 200).length;
@@ -653,7 +689,7 @@ function report({ o, samples, windows, acks, missing, apiMissing, duplicates, fa
     return { fault: w.fault, cycle: w.cycle, start_s: +(w.start / 1000).toFixed(1), end_s: +(w.end / 1000).toFixed(1),
       fault_ms: Math.round(w.faultEnd - w.start), recovered_ms: w.recoveredMs, requests: st.requests, ok: st.ok,
       p99_ms: st.p99, status: byStatus(ws), detail: w.detail, error: w.error ?? undefined, notes: w.notes,
-      lying_asked: w.lyingAsked, lying_typed: w.lyingTyped, graceful_lost: w.gracefulLost };
+      lying_asked: w.lyingAsked, lying_typed: w.lyingTyped, graceful_lost: w.gracefulLost, zygote_back: w.zygoteBack };
   });
   const lines = [];
   lines.push(`soak: ${run.length} requests in ${duration.toFixed(1)} s (${(run.length / Math.max(duration, 1)).toFixed(1)}/s; setup ${setupSeconds.toFixed(1)} s, ${samples.length - run.length} setup requests), ${shed} ticks shed, ${o.workers} workers, seed ${o.seed}`);
@@ -730,6 +766,7 @@ export function checkSummary(s) {
   for (const f of s.faults) {
     if (f.error) p.push(`fault ${f.fault} at ${f.start_s} s could not be injected: ${f.error}`);
     if (f.recovered_ms === null) p.push(`no recovery after ${f.fault} at ${f.start_s} s`);
+    if (f.zygote_back === false) p.push(`zygote_kill at ${f.start_s} s: the killed sandbox zygote was not replaced within 10 s`);
     if (f.graceful_lost) p.push(`${f.fault} at ${f.start_s} s: ${f.graceful_lost} runs in flight did not finish with 200`);
     if (f.fault === 'lying_gateway' && f.lying_typed !== f.lying_asked) {
       p.push(`lying gateway at ${f.start_s} s: ${f.lying_asked - f.lying_typed} of ${f.lying_asked} runs did not answer 502 ipfs_cid_mismatch`);
