@@ -25,6 +25,9 @@ class Connections {
 public:
     // A request running longer than this makes the helper pass on waiting connections.
     static constexpr std::int64_t HANDOFF_AFTER_NS = 2'000'000;
+    // While busy past HANDOFF_AFTER_NS with idle kept connections, the helper waits on them this long
+    // at a time (a request written on one wakes it at once).
+    static constexpr int HELD_LOOK_MS = 100;
 
     // handoff_send/handoff_recv: the pool's pair, or -1 (no handoff and no helper thread).
     // `scoreboard` (optional) counts accepted connections.
