@@ -11,7 +11,7 @@ let provider;
 
 before(async () => {
   stack = await startStack({ workers: 3, chainPayers: 1 });
-  provider = new ethers.JsonRpcProvider(stack.rpcUrl, undefined, { staticNetwork: true });
+  provider = new ethers.JsonRpcProvider(stack.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
 });
 after(async () => {
   await provider?.send('evm_setAutomine', [true]).catch(() => {});

@@ -6,6 +6,7 @@
 //   const slow = await startSlowServer({ delayMs: 200 });
 //   slow.url        http://127.0.0.1:PORT/ (any path; `?ms=N` overrides the delay for one request)
 //   await slow.count()   requests answered so far
+//   await slow.peak()    most requests it held at once since the last peak() (which resets it)
 //   await slow.stop()
 // The body is the text `slow <delay>`. Actions reach it only with [actions] fetch_allowed_addresses =
 // 127.0.0.1 (the fetch policy refuses loopback otherwise).
@@ -19,6 +20,8 @@ if (process.argv[2] === CHILD_FLAG) {
   // The child: serve until stdin closes (the parent exited or called stop()).
   const delayMs = Number(process.argv[3]);
   let answered = 0;
+  let holding = 0;
+  let peak = 0;
   const server = http.createServer((req, res) => {
     const u = new URL(req.url, 'http://x');
     if (u.pathname === '/count') {
@@ -26,8 +29,17 @@ if (process.argv[2] === CHILD_FLAG) {
       res.end(String(answered));
       return;
     }
+    if (u.pathname === '/peak') {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end(String(peak));
+      peak = holding;
+      return;
+    }
     const ms = u.searchParams.has('ms') ? Number(u.searchParams.get('ms')) : delayMs;
+    holding++;
+    peak = Math.max(peak, holding);
     setTimeout(() => {
+      holding--;
       answered++;
       res.writeHead(200, { 'Content-Type': 'text/plain' });
       res.end(`slow ${ms}`);
@@ -60,6 +72,7 @@ export function startSlowServer({ delayMs = 200 } = {}) {
         delayMs,
         pid: child.pid,
         count: async () => Number(await (await fetch(`${url}count`)).text()),
+        peak: async () => Number(await (await fetch(`${url}peak`)).text()),
         stop: () => new Promise((r) => {
           process.removeListener('exit', kill);
           if (child.exitCode !== null || child.signalCode !== null) { r(); return; }
