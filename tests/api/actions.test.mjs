@@ -496,7 +496,7 @@ test('lowered code is shared through code_cache_dir under the pool\'s MAC: new w
   // New workers (same supervisor, same key) take it from the folder instead of lowering again:
   // the file is not rewritten (a rewrite renames a new file over it).
   const supervisor = stack.pidOf('supervisor');
-  const workers = execFileSync('pgrep', ['-P', String(supervisor)]).toString().trim().split('\n').map(Number);
+  const workers = execFileSync('pgrep', ['-P', String(supervisor), '-x', 'sigil-worker']).toString().trim().split('\n').map(Number);
   for (const pid of workers) process.kill(pid, 'SIGKILL');
   let again;
   for (const deadline = Date.now() + 15000; Date.now() < deadline;) {

@@ -416,7 +416,7 @@ test('a worker killed in the middle of a run leaves the ledger consistent: the h
   await new Promise((r) => setTimeout(r, 700));
   const { execFileSync } = await import('node:child_process');
   const supervisor = stack.pidOf('supervisor');
-  const workers = execFileSync('pgrep', ['-P', String(supervisor)]).toString().trim().split('\n').map(Number);
+  const workers = execFileSync('pgrep', ['-P', String(supervisor), '-x', 'sigil-worker']).toString().trim().split('\n').map(Number);
   for (const pid of workers) {
     try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
   }

@@ -140,7 +140,9 @@ test('a claim whose worker was killed answers 409 until its lease ends, then the
   const claimedAt = Date.now();
   const running = stack.request('POST', 'sigil_action', { key: owner, body: { code }, headers });
   await sleep(800);
-  const workers = execFileSync('pgrep', ['-P', String(stack.pidOf('supervisor'))]).toString().trim().split('\n').map(Number);
+  // The workers only: the supervisor's children include the shared sandbox zygotes, and a zygote
+  // killed first ends the run with a typed 502 zygote_gone that frees the claim before its worker dies.
+  const workers = execFileSync('pgrep', ['-P', String(stack.pidOf('supervisor')), '-x', 'sigil-worker']).toString().trim().split('\n').map(Number);
   for (const pid of workers) {
     try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
   }
