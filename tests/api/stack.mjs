@@ -33,6 +33,8 @@
 //                        processor (tUSD and Payments on the dev chain) and a SQLite ledger in the home
 //                        (or `database`, e.g. postgresql://...); `lines` go to the [billing] section;
 //                        `tokenAddress: (chain) => address` replaces the token the processor is told of
+//   startStack({runsPerKey: 0}) sets [billing] max_concurrent_runs_per_key (0: no cap; billing on or off), so a
+//                        benchmark can run one key at more than the default 8 runs in flight
 //   startStack({nginxEnv: {SIGIL_MINT_RATE: '1r/s', SIGIL_MINT_BURST: '3'}}) passes nginx/render-dev.sh settings
 //   startStack({lowerer: false}) runs no sigil-lowerer: sandbox children lower every CID's first run
 //                        (by default the daemon runs, as scripts/start runs it: stack.lowererSocket, or null)
@@ -146,7 +148,7 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 /// default 8: the payer wallets registered, funded and leased per relayed write).
 export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 8, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
   chainState = false, teeSim = false, workerOptions = [], supervisorOptions = [], billing = null, nginxEnv = {},
-  lowerer = true } = {}) {
+  lowerer = true, runsPerKey = null } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -240,6 +242,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
     mkdirSync(gatewayDir, { mode: 0o755 });
     const fcgiSocket = join(run, 'fcgi.sock');
     const conf = join(home, 'sigil.conf');
+    const runsPerKeyLine = runsPerKey === null ? [] : [`max_concurrent_runs_per_key = ${runsPerKey}`];
     writeFileSync(conf, [
       '[supervisor]', `socket_path = ${fcgiSocket}`, 'socket_mode = 0666', `workers = ${workers}`,
       `max_workers = ${maxWorkers}`, ...supervisorOptions, '',
@@ -253,7 +256,8 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       ...(billing ? ['[billing]', 'enabled = true', `database = ${billing.database ?? join(home, 'ledger.sqlite')}`,
         'processor = chain', `token_address = ${billing.tokenAddress?.(chain) ?? chain.token_address}`,
         `payments_address = ${chain.payments_address}`,
-        'confirmations = 1', ...(billing.lines ?? []), ''] : []),
+        'confirmations = 1', ...(billing.lines ?? []), ...runsPerKeyLine, ''] : []),
+      ...(!billing && runsPerKeyLine.length ? ['[billing]', ...runsPerKeyLine, ''] : []),
     ].join('\n'));
     children.push(launch('supervisor', supervisorBin, ['-c', conf], join(logs, 'supervisor.log')));
 

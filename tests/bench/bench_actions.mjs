@@ -44,8 +44,9 @@ const ONLY = onlyIndex > 0 ? process.argv[onlyIndex + 1] : null;
 if (ONLY !== null && !(ONLY in ACTIONS)) throw new Error(`--only: no action named ${ONLY} (${Object.keys(ACTIONS).join(', ')})`);
 const stack = await startStack({
   workers: WORKERS,
+  runsPerKey: 0,  // one key runs at CONCURRENCY, more than the default cap of 8 in flight
   actions: ['fetch_allowed_addresses = 127.0.0.1', ...(sandboxIndex > 0 ? [`sandbox_path = ${process.argv[sandboxIndex + 1]}`] : [])],
-  billing: BILLING ? { lines: ['starter_credit_cents = 100000000', 'starter_credit_budget_cents = 1000000000000', 'max_concurrent_runs_per_key = 0'],
+  billing: BILLING ? { lines: ['starter_credit_cents = 100000000', 'starter_credit_budget_cents = 1000000000000'],
     database: dbIndex > 0 ? process.argv[dbIndex + 1] : undefined } : null,
 });
 try {
