@@ -69,8 +69,9 @@ constexpr ConfigKey kSchema[] = {
      "how long an open circuit refuses chain requests (503 chain_unavailable) before one probe tests the node"},
     {"chain", "cache_ttl_ms", ConfigType::Int, "2000", 0, 600000,
      "how long a contract read is cached (our writes and the contract's events also invalidate it)"},
-    {"chain", "event_poll_ms", ConfigType::Int, "500", 50, 60000,
-     "how often the worker polls the contract's events to drop stale cached reads"},
+    {"chain", "event_poll_ms", ConfigType::Int, "250", 50, 60000,
+     "how often the pool polls the contract's events to drop stale cached reads; a key removed straight on "
+     "the contract stops working within twice this"},
     {"chain", "receipt_timeout_ms", ConfigType::Int, "30000", 1000, 600000,
      "a relayed write whose receipt does not arrive in time fails with 504"},
     {"chain", "payers", ConfigType::Int, "64", 1, 1024,

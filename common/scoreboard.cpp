@@ -35,16 +35,21 @@ struct Scoreboard::Header {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x5349474953425244ULL;  // "SIGISBRD"
-constexpr std::uint32_t kVersion = 7;
+constexpr std::uint32_t kVersion = 8;
 
 // The payer lease table follows the slots.
 std::size_t SlotsEnd(std::uint32_t slots) {
     return 128 + static_cast<std::size_t>(slots) * sizeof(ScoreboardSlot);  // 128 = sizeof(Header)
 }
 
-std::size_t SizeFor(std::uint32_t slots) {
+std::size_t PayersEnd(std::uint32_t slots) {
     return SlotsEnd(slots) + Scoreboard::MAX_PAYERS * sizeof(std::atomic<std::uint32_t>);
 }
+
+// The shared chain area follows the payer table, on a cache line of its own.
+std::size_t ChainAreaStart(std::uint32_t slots) { return (PayersEnd(slots) + 63) / 64 * 64; }
+
+std::size_t SizeFor(std::uint32_t slots) { return ChainAreaStart(slots) + sizeof(SharedChainArea); }
 
 }  // namespace
 
@@ -197,6 +202,10 @@ void Scoreboard::MarkDraining(std::uint32_t index) {
 std::atomic<std::uint64_t>& Scoreboard::ChainEpoch() { return header()->chain_epoch; }
 
 SharedCircuit& Scoreboard::ChainCircuit() { return header()->chain_circuit; }
+
+SharedChainArea* Scoreboard::ChainArea() {
+    return reinterpret_cast<SharedChainArea*>(static_cast<std::uint8_t*>(m_map) + ChainAreaStart(capacity()));
+}
 const SharedCircuit& Scoreboard::ChainCircuit() const { return header()->chain_circuit; }
 
 std::atomic<std::uint32_t>* Scoreboard::PayerOwners() {

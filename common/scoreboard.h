@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/handles.h"
 #include "common/result.h"
+#include "common/shared_cache.h"
 
 namespace sigil::common {
 
@@ -143,6 +144,10 @@ public:
     // processes (the sandbox never maps the scoreboard) for what they share through files, e.g.
     // the MAC of lowered action code in the shared code folder. A new supervisor draws a new one.
     ByteView CacheKey() const;
+
+    // The pool's shared chain reads and event-watch state (common/shared_cache.h). Its 4 MiB are
+    // memfd pages, allocated only as entries fill.
+    SharedChainArea* ChainArea();
 
     // The pool-wide chain circuit (see SharedCircuit).
     SharedCircuit& ChainCircuit();

@@ -187,7 +187,8 @@ int main(int argc, char** argv) {
     auto service = workers::Service::Create(*config, keyd ? &*keyd : nullptr, slot,
                                             scoreboard ? &scoreboard->ChainEpoch() : nullptr,
                                             scoreboard ? &scoreboard->ChainCircuit() : nullptr,
-                                            scoreboard ? scoreboard->PayerOwners() : nullptr);
+                                            scoreboard ? scoreboard->PayerOwners() : nullptr,
+                                            scoreboard ? scoreboard->ChainArea() : nullptr);
     if (!service.ok()) {
         common::LogError(service.error().message);
         return kExitConfig;

@@ -35,6 +35,9 @@ test('a paused chain node: fast typed errors, chain-free endpoints unaffected, r
   process.kill(stack.anvilPid, 'SIGSTOP');
   let resumed = false;
   try {
+    // Key validity comes from the pool's cache only while its event watch is current (its last poll
+    // began within 2 x event_poll_ms, 250 ms by default): past that, without the node, it fails closed.
+    await new Promise((r) => setTimeout(r, 600));
     // First wave: more chain-bound requests than workers. Each fails within its budget (plus
     // queueing behind at most one other budget), never the 40 s of per-attempt retries.
     const wave = await Promise.all([chainBound(), chainBound(), chainBound(), chainBound()]);

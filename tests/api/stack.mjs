@@ -33,6 +33,8 @@
 //                        processor (tUSD and Payments on the dev chain) and a SQLite ledger in the home
 //                        (or `database`, e.g. postgresql://...); `lines` go to the [billing] section;
 //                        `tokenAddress: (chain) => address` replaces the token the processor is told of
+//   startStack({rpcUrl: (chain) => url}) points the workers at another node URL (e.g. a counting proxy in
+//                        front of chain.rpc_url); stack.rpcUrl stays anvil's
 //   startStack({runsPerKey: 0}) sets [billing] max_concurrent_runs_per_key (0: no cap; billing on or off), so a
 //                        benchmark can run one key at more than the default 8 runs in flight
 //   startStack({nginxEnv: {SIGIL_MINT_RATE: '1r/s', SIGIL_MINT_BURST: '3'}}) passes nginx/render-dev.sh settings
@@ -148,7 +150,7 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 /// default 8: the payer wallets registered, funded and leased per relayed write).
 export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 8, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
   chainState = false, teeSim = false, workerOptions = [], supervisorOptions = [], billing = null, nginxEnv = {},
-  lowerer = true, runsPerKey = null } = {}) {
+  lowerer = true, runsPerKey = null, rpcUrl = null } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -248,7 +250,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       `max_workers = ${maxWorkers}`, ...supervisorOptions, '',
       '[worker]', 'max_body_bytes = 1048576', `test_routes = ${testRoutes}`,
       ...(teeSim ? [`dstack_socket = ${teeSocket}`] : []), ...workerOptions, '',
-      '[chain]', `rpc_url = ${chain.rpc_url}`, `contract_address = ${chain.contract_address}`,
+      '[chain]', `rpc_url = ${rpcUrl?.(chain) ?? chain.rpc_url}`, `contract_address = ${chain.contract_address}`,
       `chain_id = ${chain.chain_id}`, `payers = ${payers}`, ...chainOptions, '',
       '[keyd]', `socket_path = ${keydSocket}`, '',
       '[actions]', `ipfs_gateways = ${(ipfsGateways ?? [`http://127.0.0.1:${gatewayPort}/ipfs/`]).join(', ')}`,

@@ -243,10 +243,14 @@ AccountConfigClient::AccountConfigClient(const Address20& contract, CachedReader
 
 common::Result<std::vector<AbiValue>> AccountConfigClient::Read(std::string_view signature,
                                                                 std::string_view output_types,
-                                                                std::vector<AbiValue> args, bool fresh) {
+                                                                std::vector<AbiValue> args, Mode mode,
+                                                                CachedReader::Keep keep) {
     auto call = common::EncodeCall(signature, args);
     if (!call.ok()) return MakeError(ErrorKind::Internal, "abi_encode_failed", call.error().message);
-    SIGIL_TRY(out, fresh ? m_reader.CallUncached(m_contract, *call) : m_reader.Call(m_contract, *call));
+    auto answer = mode == Mode::Fresh     ? m_reader.CallUncached(m_contract, *call)
+                  : mode == Mode::Watched ? m_reader.CallWatched(m_contract, *call, keep)
+                                          : m_reader.Call(m_contract, *call);
+    SIGIL_TRY(out, std::move(answer));
     if (out->reverted) return MapContractRevert(out->data);
     auto types = common::ParseAbiTypeList(output_types);
     if (!types.ok()) return MakeError(ErrorKind::Internal, "abi_bad_type", types.error().message);
@@ -284,7 +288,9 @@ common::Result<TxSender::Outcome> AccountConfigClient::TransactionOutcome(const 
 // ---- reads ----
 
 common::Result<KeyInfo> AccountConfigClient::ResolveKey(const Uint256& key_hash) {
-    SIGIL_TRY(v, Read("resolveKey(uint256)", "uint256,bool,bool", {U(key_hash)}, /*fresh=*/true));
+    // resolveKey answers (accountHash, isOwner, valid): only a valid key's answer is kept.
+    constexpr CachedReader::Keep valid = [](common::ByteView answer) { return answer.size() == 96 && answer[95] == 1; };
+    SIGIL_TRY(v, Read("resolveKey(uint256)", "uint256,bool,bool", {U(key_hash)}, Mode::Watched, valid));
     KeyInfo info{(*v)[0].word, (*v)[1].boolean, (*v)[2].boolean};
     if (info.valid && !info.is_owner) {
         // The contract compares expiration with block.timestamp, which stands still on a chain that
@@ -326,21 +332,21 @@ common::Result<AccountInfo> AccountConfigClient::GetAccount(const Uint256& accou
 }
 
 common::Result<Uint256> AccountConfigClient::AccountOfAdmin(const Address20& admin) {
-    SIGIL_TRY(v, Read("adminAccount(address)", "uint256", {AbiValue::Address(admin)}, /*fresh=*/true));
+    SIGIL_TRY(v, Read("adminAccount(address)", "uint256", {AbiValue::Address(admin)}, Mode::Fresh));
     return (*v)[0].word;
 }
 
 common::Result<UsageKeyRecord> AccountConfigClient::GetUsageKey(const Uint256& account_hash, const Uint256& key_hash,
                                                                  Freshness freshness) {
     SIGIL_TRY(v, Read("getUsageKey(uint256,uint256)", USAGE_KEY_TUPLE, {U(account_hash), U(key_hash)},
-                      freshness == Freshness::Fresh));
+                      freshness == Freshness::Fresh ? Mode::Fresh : Mode::Cached));
     return ToUsageKey((*v)[0]);
 }
 
 common::Result<GroupRecord> AccountConfigClient::GetGroup(const Uint256& account_hash, std::uint64_t group_id,
                                                           Freshness freshness) {
     SIGIL_TRY(v, Read("getGroup(uint256,uint256)", GROUP_TUPLE, {U(account_hash), U64(group_id)},
-                      freshness == Freshness::Fresh));
+                      freshness == Freshness::Fresh ? Mode::Fresh : Mode::Cached));
     return ToGroup((*v)[0]);
 }
 

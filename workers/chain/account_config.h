@@ -91,8 +91,11 @@ public:
     AccountConfigClient(const common::Address20& contract, CachedReader& reader, ReadCache& cache, TxSender* sender);
 
     // --- reads (cached briefly) ---
-    // Never cached: a revoked or expired key must stop working on the very next request, on every
-    // worker, whether it was removed through us or straight on the contract.
+    // A revoked or expired key stops working on the very next request, on every worker, when it was
+    // removed through us (the write moves the pool's epoch), and within 2 x [chain] event_poll_ms of
+    // its block when removed straight on the contract (the pool's event watch). Only valid answers
+    // are cached, and only while the watch is current: a key added on chain works at once, and
+    // without the chain the answer comes from the node, so an outage fails closed.
     common::Result<KeyInfo> ResolveKey(const common::Uint256& key_hash);
     common::Result<bool> CanExecute(const common::Uint256& key_hash, const common::Hash32& cid_hash,
                                     const common::Address20& pkp);
@@ -175,8 +178,12 @@ public:
     void AdoptNothing() { m_adopt.reset(); }
 
 private:
+    // Cached: the read cache's rules. Watched: key validity (CachedReader::CallWatched; `keep` says
+    // which answers may be stored). Fresh: always from the node.
+    enum class Mode { Cached, Watched, Fresh };
     common::Result<std::vector<common::AbiValue>> Read(std::string_view signature, std::string_view output_types,
-                                                       std::vector<common::AbiValue> args, bool fresh = false);
+                                                       std::vector<common::AbiValue> args, Mode mode = Mode::Cached,
+                                                       CachedReader::Keep keep = nullptr);
     common::Result<Receipt> Write(std::string_view signature, std::vector<common::AbiValue> args);
     // One API page of a paged view: `function`'s uint256 arguments `args`, then (offset, size), as
     // many calls as the contract's per-call storage budget takes; answers the items (`item_tuple`s).

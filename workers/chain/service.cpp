@@ -22,7 +22,8 @@ common::Error NoChain() {
 common::Result<std::unique_ptr<Service>> Service::Create(const common::Config& config, KeydClient* keyd,
                                                          std::uint32_t slot, std::atomic<std::uint64_t>* shared_epoch,
                                                          common::SharedCircuit* shared_circuit,
-                                                         std::atomic<std::uint32_t>* payer_owners) {
+                                                         std::atomic<std::uint32_t>* payer_owners,
+                                                         common::SharedChainArea* shared_reads) {
     std::unique_ptr<Service> s(new Service());
     s->m_keyd = keyd;
     s->m_slot = slot;
@@ -63,8 +64,10 @@ common::Result<std::unique_ptr<Service>> Service::Create(const common::Config& c
     s->m_eth = std::make_unique<EthClient>(*s->m_rpc);
     s->m_cache = std::make_unique<ReadCache>(std::chrono::milliseconds(config.GetInt("chain", "cache_ttl_ms")), 4096);
     s->m_cache->ShareEpoch(shared_epoch);
-    s->m_watcher = std::make_unique<ContractWatcher>(*s->m_eth, s->m_contract, *s->m_cache,
-                                                     std::chrono::milliseconds(config.GetInt("chain", "event_poll_ms")));
+    if (shared_reads != nullptr && shared_epoch != nullptr) s->m_cache->ShareTable(shared_reads);
+    s->m_watcher = std::make_unique<ContractWatcher>(
+        *s->m_eth, s->m_contract, *s->m_cache, std::chrono::milliseconds(config.GetInt("chain", "event_poll_ms")),
+        shared_reads != nullptr && shared_epoch != nullptr ? &shared_reads->watch : nullptr);
     s->m_reader = std::make_unique<CachedReader>(*s->m_eth, *s->m_cache, s->m_watcher.get());
     s->m_read_client = std::make_unique<AccountConfigClient>(s->m_contract, *s->m_reader, *s->m_cache, nullptr);
     return s;

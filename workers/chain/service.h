@@ -33,11 +33,14 @@ public:
     // `shared_epoch` (the scoreboard's ChainEpoch, may be null) makes a write through any worker
     // drop every worker's cached reads; `shared_circuit` (the scoreboard's ChainCircuit, may be
     // null: this worker's own) lets one worker's failed calls open the circuit for all.
+    // `shared_reads` (the scoreboard's ChainArea, with `shared_epoch`) shares cached reads and the
+    // event watch across the pool (common/shared_cache.h).
     static common::Result<std::unique_ptr<Service>> Create(const common::Config& config, KeydClient* keyd,
                                                            std::uint32_t slot,
                                                            std::atomic<std::uint64_t>* shared_epoch = nullptr,
                                                            common::SharedCircuit* shared_circuit = nullptr,
-                                                           std::atomic<std::uint32_t>* payer_owners = nullptr);
+                                                           std::atomic<std::uint32_t>* payer_owners = nullptr,
+                                                           common::SharedChainArea* shared_reads = nullptr);
 
     // A chain-bound step begins (an HTTP request, or one op of a run): its chain calls share one
     // budget of [chain] request_timeout_ms from now.
