@@ -414,7 +414,7 @@ export const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 /// keccak256(utf8(s)) as 0x + 64 hex: an API key's hash, or a hashed CID.
 export const keccakText = (s) => ethers.keccak256(ethers.toUtf8Bytes(s));
 
-/// Asserts a JSON error body {"error":{"code","message"}} with this status (and code, if given).
+/// Asserts a JSON error body {"error":{"code","message"},"message"} with this status (and code, if given).
 export function assertError(res, status, code, context = '') {
   const where = `${context} -> ${res.status} ${res.text.slice(0, 300)}`;
   assert.equal(res.status, status, `status ${where}`);
@@ -424,6 +424,8 @@ export function assertError(res, status, code, context = '') {
   assert.match(res.json.error.code, /^[a-z][a-z0-9_]*$/, `snake_case code ${where}`);
   assert.equal(typeof res.json.error.message, 'string', `error.message ${where}`);
   assert.ok(res.json.error.message.length > 0, `non-empty message ${where}`);
+  // The same text at the top level: what clients of the deployed implementation read (issue 28).
+  assert.equal(res.json.message, res.json.error.message, `top-level message ${where}`);
   if (code !== undefined) assert.equal(res.json.error.code, code, `error code ${where}`);
 }
 
