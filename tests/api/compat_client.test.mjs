@@ -127,3 +127,152 @@ test('a hash that names no usage key is 404, and the master key\'s hash is refus
   assertError(await stack.request('POST', 'remove_usage_api_key', { key: s.owner, body: { usage_api_key: keccakText(theirs) } }), 404);
   assert.equal(await legacyCall('GET', 'account_exists', { apiKey: theirs }), true);
 });
+
+// ---- error bodies: a top-level message ---------------------------------------------------------
+
+test('every refusal reaches that SDK\'s user with its message, not the bare status (worker and nginx alike)', async () => {
+  const limited = await addUsageKey(stack, s.owner, {}, 'no scopes');
+  const err = await rejects(legacyCall('POST', 'add_group', {
+    apiKey: limited, body: { group_name: 'g', group_description: '', pkp_ids_permitted: [], cid_hashes_permitted: [] },
+  }), 403);
+  assert.equal(err.message, `add_group: ${err.body.error.message}`);
+  assert.doesNotMatch(err.message, /^add_group: 403/);
+  assert.equal(err.body.message, err.body.error.message, 'the nested error object stays');
+
+  // A refusal nginx answers itself (the body is over its limit).
+  const huge = await stack.request('POST', 'add_group', { key: s.owner, rawBody: JSON.stringify('x'.repeat(1100 * 1024)) });
+  assertError(huge, 413, 'body_too_large');
+  assert.equal(huge.json.message, huge.json.error.message);
+  // Unknown endpoint and unknown key (the worker's router and its authentication).
+  assertError(await stack.request('GET', 'no_such_endpoint'), 404);
+  assertError(await stack.request('GET', 'list_groups', { key: 'not a key' }), 401);
+});
+
+// ---- runs and CIDs under the deployed implementation's names ----------------------------------
+
+async function litAction(apiKey, code, jsParams) {
+  return legacyCall('POST', 'lit_action', { apiKey, body: { code, js_params: jsParams ?? null } });
+}
+
+async function permit(code) {
+  const cid = await legacyCall('POST', 'get_lit_action_ipfs_id', { body: code });
+  assertOk(await stack.request('POST', 'add_action_to_group', { key: s.owner, body: { group_id: s.group, action_ipfs_cid: cid } }));
+  return cid;
+}
+
+test('get_lit_action_ipfs_id answers the CID that get_sigil_action_ipfs_id answers', async () => {
+  const code = 'console.log("hello")';
+  assert.equal(await legacyCall('POST', 'get_lit_action_ipfs_id', { body: code }), 'QmQCfF8RKXxtP41o9JBK79SkvLAiq8MadNk7KC2hQ1MRpL');
+  assert.equal(await legacyCall('POST', 'get_sigil_action_ipfs_id', { body: code }), 'QmQCfF8RKXxtP41o9JBK79SkvLAiq8MadNk7KC2hQ1MRpL');
+});
+
+test('lit_action runs an action; a string response holding JSON is answered parsed, on both names', async () => {
+  const code = `(async () => {
+    Lit.Actions.setResponse({ response: JSON.stringify({ sum: jsParams.a + jsParams.b, who: 'compat' }) });
+  })();`;
+  await permit(code);
+  const res = await litAction(s.owner, code, { a: 2, b: 3 });
+  assert.deepEqual(res.response, { sum: 5, who: 'compat' });
+  assert.equal(res.response.sum, 5, 'its users read res.response.field');
+  assert.equal(res.has_error, false);
+  assert.equal(typeof res.logs, 'string');
+  const ours = assertOk(await stack.request('POST', 'sigil_action', { key: s.owner, body: { code, js_params: { a: 2, b: 3 } } }));
+  assert.deepEqual(ours.response, { sum: 5, who: 'compat' });
+
+  // A string that is not JSON stays a string; a JSON number in a string becomes the number.
+  const plain = 'Lit.Actions.setResponse({ response: "hello, world" });';
+  await permit(plain);
+  assert.equal((await litAction(s.owner, plain)).response, 'hello, world');
+  const number = 'Lit.Actions.setResponse({ response: "42" });';
+  await permit(number);
+  assert.equal((await litAction(s.owner, number)).response, 42);
+});
+
+test('a failed action throws in that SDK (non-2xx with its message) on lit_action; sigil_action keeps 200 + has_error', async () => {
+  const code = 'console.log("before"); throw new Error("the oracle is down");';
+  await permit(code);
+  const err = await rejects(litAction(s.owner, code), 400, /^lit_action: Error: the oracle is down$/);
+  assert.equal(err.body.has_error, true);
+  assert.equal(err.body.error.code, 'script_error');
+  assert.match(err.body.logs, /before/);
+
+  const ours = await stack.request('POST', 'sigil_action', { key: s.owner, body: { code } });
+  assert.equal(ours.status, 200);
+  assert.equal(ours.json.has_error, true);
+  assert.equal(ours.json.error.code, 'script_error');
+
+  // A limit hit too (the response cap): non-2xx on the compatibility name.
+  const big = 'Lit.Actions.setResponse({ response: "x".repeat(200 * 1024) });';
+  await permit(big);
+  const limit = await rejects(litAction(s.owner, big), 400, /^lit_action: /);
+  assert.equal(limit.body.error.code, 'response_limit');
+  // Refusals before the run are the usual errors on both names.
+  const unlisted = 'Lit.Actions.setResponse({ response: "never listed" });';
+  await rejects(litAction(s.owner, unlisted), 403, /^lit_action: no group/);
+});
+
+test('Lit.Auth (and LitAuth) inside an action: the running action\'s CID stack, frozen', async () => {
+  const code = `
+    var before = Lit.Auth.actionIpfsIdStack.length;
+    var pushed = true;
+    try { Lit.Auth.actionIpfsIdStack.push('QmForged'); } catch (e) { pushed = false; }
+    Lit.Actions.setResponse({ response: JSON.stringify({
+      stack: Lit.Auth.actionIpfsIdStack, same: LitAuth === Lit.Auth, pushed: pushed, before: before,
+      authSigAddress: Lit.Auth.authSigAddress, authMethodContexts: Lit.Auth.authMethodContexts,
+      resources: Lit.Auth.resources, frozen: Object.isFrozen(Lit.Auth) }) });`;
+  const cid = await permit(code);
+  const res = await litAction(s.owner, code);
+  assert.deepEqual(res.response, {
+    stack: [cid], same: true, pushed: false, before: 1, authSigAddress: null, authMethodContexts: [], resources: [], frozen: true,
+  });
+});
+
+// ---- billing/stripe_config ------------------------------------------------------------------------
+
+test('billing/stripe_config: that SDK\'s billing check answers that Stripe is off here, with a message', async () => {
+  const err = await rejects(legacyCall('GET', 'billing/stripe_config'), 404, /^billing\/stripe_config: billing is not enabled/);
+  assert.equal(err.body.error.code, 'stripe_not_configured');
+});
+
+// ---- groups: hashes without 0x, wildcards refused by name -----------------------------------------
+
+test('add_group and update_group take CID hashes with or without 0x', async () => {
+  const cidHash = keccakText('QmQCfF8RKXxtP41o9JBK79SkvLAiq8MadNk7KC2hQ1MRpL');
+  const other = keccakText('QmbFMke1KXqnYyBBWxB74N4c5SBnJMVAiMNRcGu6x1AwQH');
+  const added = await legacyCall('POST', 'add_group', {
+    apiKey: s.owner,
+    body: { group_name: 'bare hashes', group_description: '', pkp_ids_permitted: [], cid_hashes_permitted: [cidHash.slice(2)] },
+  });
+  assert.equal(added.success, true);
+  const find = async () => (await legacyCall('GET', 'list_groups?page_number=0&page_size=100', { apiKey: s.owner }))
+    .find((g) => g.id === added.group_id);
+  assert.deepEqual((await find()).cid_hashes_permitted, [cidHash]);
+  assert.equal((await legacyCall('POST', 'update_group', {
+    apiKey: s.owner,
+    body: { group_id: Number(added.group_id), name: 'bare hashes', description: 'upper', pkp_ids_permitted: [],
+      cid_hashes_permitted: [cidHash.slice(2).toUpperCase(), other] },
+  })).success, true);
+  assert.deepEqual([...(await find()).cid_hashes_permitted].sort(), [cidHash, other].sort());
+});
+
+test('the deployed implementation\'s group wildcards are refused with the way to list every PKP or action', async () => {
+  const zeroPkp = '0x' + '0'.repeat(64);
+  let err = await rejects(legacyCall('POST', 'add_group', {
+    apiKey: s.owner, body: { group_name: 'all wallets', group_description: '', pkp_ids_permitted: [zeroPkp], cid_hashes_permitted: [] },
+  }), 400, /list_wallets/);
+  assert.equal(err.body.error.code, 'group_wildcard_not_supported');
+  err = await rejects(legacyCall('POST', 'add_group', {
+    apiKey: s.owner,
+    body: { group_name: 'all wallets', group_description: '', pkp_ids_permitted: ['0x0000000000000000000000000000000000000000'], cid_hashes_permitted: [] },
+  }), 400, /list_wallets/);
+  for (const wildcard of [0, '0', '0x0', '0x' + '0'.repeat(64)]) {
+    err = await rejects(legacyCall('POST', 'add_group', {
+      apiKey: s.owner, body: { group_name: 'all actions', group_description: '', pkp_ids_permitted: [], cid_hashes_permitted: [wildcard] },
+    }), 400, /list_actions/);
+    assert.equal(err.body.error.code, 'group_wildcard_not_supported', JSON.stringify(wildcard));
+  }
+  err = await rejects(legacyCall('POST', 'update_group', {
+    apiKey: s.owner,
+    body: { group_id: Number(s.group), name: 'x', description: 'y', pkp_ids_permitted: [], cid_hashes_permitted: [0] },
+  }), 400, /list_actions/);
+});
