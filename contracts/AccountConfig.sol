@@ -346,9 +346,20 @@ contract AccountConfig {
     }
 
     /// ChainSecured mode, created by the wallet itself: apiKeyHash = keccak256 of the 20-byte address.
-    function newChainSecuredAccount() external returns (uint256 apiKeyHash) {
+    function newChainSecuredAccount() public returns (uint256 apiKeyHash) {
         apiKeyHash = uint256(keccak256(abi.encodePacked(msg.sender)));
         _createAccount(apiKeyHash, msg.sender, false);
+    }
+
+    /// The deployed implementation's signature of the same call (its SDK's first ChainSecured call), so
+    /// its clients work unchanged. No account metadata is kept on chain, so the name and description
+    /// are checked as any name is, then dropped.
+    function newChainSecuredAccount(string calldata name, string calldata description)
+        external
+        returns (uint256 apiKeyHash)
+    {
+        _checkText(name, description);
+        return newChainSecuredAccount();
     }
 
     /// The spec's parameter list. The admin wallet, or an API payer relaying for the master key: the

@@ -5,8 +5,9 @@
 // run through the whole stack.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import {
-  startStack, assertOk, assertError, newAccount, addGroup, addUsageKey, keccakText, HASH32,
+  startStack, assertOk, assertError, newAccount, addGroup, addUsageKey, keccakText, eventually, ethers, HASH32,
 } from './stack.mjs';
 
 let stack;
@@ -275,4 +276,29 @@ test('the deployed implementation\'s group wildcards are refused with the way to
     apiKey: s.owner,
     body: { group_id: Number(s.group), name: 'x', description: 'y', pkp_ids_permitted: [], cid_hashes_permitted: [0] },
   }), 400, /list_actions/);
+});
+
+// ---- ChainSecured: the deployed SDK's direct contract calls ------------------------------------------
+
+test('ChainSecured: that SDK\'s first direct call, newChainSecuredAccount(string,string), creates the account', async () => {
+  const provider = new ethers.JsonRpcProvider(stack.rpcUrl, undefined, { staticNetwork: true, pollingInterval: 50, cacheTimeout: -1 });
+  try {
+    const admin = ethers.Wallet.createRandom().connect(provider);
+    await provider.send('anvil_setBalance', [admin.address, '0x8ac7230489e80000']);
+    // Only the deployed implementation's signatures, as its SDK's ABI has them.
+    const theirs = new ethers.Contract(stack.contract, [
+      'function newChainSecuredAccount(string name, string description)',
+      'function setUsageApiKey(uint256,uint256,uint256,uint256,string,string,bool,bool,bool,uint256[],uint256[],uint256[],uint256[])',
+    ], admin);
+    await (await theirs.newChainSecuredAccount('my account', 'made as the deployed SDK makes it')).wait();
+    const accountHash = ethers.solidityPackedKeccak256(['address'], [admin.address]);
+    const usage = randomBytes(32).toString('base64');
+    await (await theirs.setUsageApiKey(accountHash, keccakText(usage), 0, 0, 'k', '', false, false, false, [], [], [], [])).wait();
+    assert.ok(await eventually(async () => (await legacyCall('GET', 'account_exists', { apiKey: usage })) === true, 10000),
+      'the usage key minted on chain authenticates');
+    // A second account for the same wallet is refused, as for newChainSecuredAccount().
+    await assert.rejects(theirs.newChainSecuredAccount.staticCall('again', ''));
+  } finally {
+    provider.destroy();
+  }
 });
