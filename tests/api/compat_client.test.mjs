@@ -302,3 +302,13 @@ test('ChainSecured: that SDK\'s first direct call, newChainSecuredAccount(string
     provider.destroy();
   }
 });
+
+test('the OpenAPI document lists the compatibility names as aliases', async () => {
+  const doc = assertOk(await stack.request('GET', 'openapi.json'));
+  for (const path of ['/core/v1/lit_action', '/core/v1/get_lit_action_ipfs_id', '/core/v1/billing/stripe_config']) {
+    assert.ok(doc.paths[path], path);
+  }
+  assert.match(doc.paths['/core/v1/lit_action'].post.summary, /alias of sigil_action/);
+  assert.match(doc.paths['/core/v1/get_lit_action_ipfs_id'].post.summary, /alias of get_sigil_action_ipfs_id/);
+  assert.ok(doc.components.schemas.Error.properties.message, 'the top-level message of every error body');
+});
