@@ -6,6 +6,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   startStack, assertOk, assertError, newAccount, addGroup, addUsageKey, keccakText, eventually, ethers, HASH32,
 } from './stack.mjs';
@@ -233,6 +236,33 @@ test('Lit.Auth (and LitAuth) inside an action: the running action\'s CID stack, 
 test('billing/stripe_config: that SDK\'s billing check answers that Stripe is off here, with a message', async () => {
   const err = await rejects(legacyCall('GET', 'billing/stripe_config'), 404, /^billing\/stripe_config: billing is not enabled/);
   assert.equal(err.body.error.code, 'stripe_not_configured');
+});
+
+test('billing/stripe_config: the publishable key with the Stripe processor; 404 naming payments_config with the chain one', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'compat-stripe-'));
+  const keyFile = join(dir, 'stripe.key');
+  writeFileSync(keyFile, 'sk_test_compat_never_sent\n', { mode: 0o600 });
+  let other;
+  try {
+    // Stripe is never reached: stripe_config answers from the configuration.
+    other = await startStack({ workers: 1, billing: { processor: 'stripe', lines: [
+      `stripe_secret_key_file = ${keyFile}`, 'stripe_publishable_key = pk_test_compat', 'stripe_api_base = http://127.0.0.1:9'] } });
+    const r = await other.request('GET', 'billing/stripe_config');
+    assert.deepEqual(assertOk(r, 'stripe_config'), { publishable_key: 'pk_test_compat' });
+    assert.doesNotMatch(r.text, /sk_test/);
+  } finally {
+    await other?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  let chain;
+  try {
+    chain = await startStack({ workers: 1, billing: {} });
+    const r = await chain.request('GET', 'billing/stripe_config');
+    assertError(r, 404, 'stripe_not_configured');
+    assert.match(r.json.message, /chain processor, not Stripe.*payments_config/);
+  } finally {
+    await chain?.stop();
+  }
 });
 
 // ---- groups: hashes without 0x, wildcards refused by name -----------------------------------------

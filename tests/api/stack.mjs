@@ -32,7 +32,8 @@
 //   startStack({billing: {lines: ['starter_credit_cents = 100'], database}}) turns billing on with the chain
 //                        processor (tUSD and Payments on the dev chain) and a SQLite ledger in the home
 //                        (or `database`, e.g. postgresql://...); `lines` go to the [billing] section;
-//                        `tokenAddress: (chain) => address` replaces the token the processor is told of
+//                        `tokenAddress: (chain) => address` replaces the token the processor is told of;
+//                        `processor: 'stripe'` names another processor (its settings go in `lines`)
 //   startStack({runsPerKey: 0}) sets [billing] max_concurrent_runs_per_key (0: no cap; billing on or off), so a
 //                        benchmark can run one key at more than the default 8 runs in flight
 //   startStack({nginxEnv: {SIGIL_MINT_RATE: '1r/s', SIGIL_MINT_BURST: '3'}}) passes nginx/render-dev.sh settings
@@ -254,7 +255,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       '[actions]', `ipfs_gateways = ${(ipfsGateways ?? [`http://127.0.0.1:${gatewayPort}/ipfs/`]).join(', ')}`,
       ...(lowerer ? [`lowerer_socket = ${lowererSocket}`] : []), ...actions, '',
       ...(billing ? ['[billing]', 'enabled = true', `database = ${billing.database ?? join(home, 'ledger.sqlite')}`,
-        'processor = chain', `token_address = ${billing.tokenAddress?.(chain) ?? chain.token_address}`,
+        `processor = ${billing.processor ?? 'chain'}`, `token_address = ${billing.tokenAddress?.(chain) ?? chain.token_address}`,
         `payments_address = ${chain.payments_address}`,
         'confirmations = 1', ...(billing.lines ?? []), ...runsPerKeyLine, ''] : []),
       ...(!billing && runsPerKeyLine.length ? ['[billing]', ...runsPerKeyLine, ''] : []),
