@@ -1060,6 +1060,20 @@ contract AccountConfig {
         return s_apiPayers;
     }
 
+    /// The deployed implementation's view names, which its SDK's ChainSecured login reads: the API payers,
+    /// and whether a key's account exists and msg.sender may write to it (its admin wallet, or an API
+    /// payer while the account is managed). A usage key must be live; no name here is overloaded.
+    function api_payers() external view returns (address[] memory) {
+        return s_apiPayers;
+    }
+
+    function accountExistsAndIsMutable(uint256 keyHash) external view returns (bool) {
+        (uint256 accountHash, bool isOwner, bool valid) = resolveKey(keyHash);
+        Account storage a = s_accounts[accountHash];
+        if (accountHash == 0 || !a.exists || (!isOwner && !valid)) return false;
+        return msg.sender == a.admin || (s_apiPayerPos[msg.sender] != 0 && a.managed);
+    }
+
     function isApiPayer(address wallet) external view returns (bool) {
         return s_apiPayerPos[wallet] != 0;
     }

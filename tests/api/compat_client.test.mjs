@@ -328,6 +328,22 @@ test('ChainSecured: that SDK\'s first direct call, newChainSecuredAccount(string
       'the usage key minted on chain authenticates');
     // A second account for the same wallet is refused, as for newChainSecuredAccount().
     await assert.rejects(theirs.newChainSecuredAccount.staticCall('again', ''));
+
+    // The views its login reads: api_payers() and accountExistsAndIsMutable(hash) from a given sender.
+    const views = new ethers.Contract(stack.contract, [
+      'function api_payers() view returns (address[])',
+      'function accountExistsAndIsMutable(uint256) view returns (bool)',
+    ], provider);
+    const payers = await views.api_payers();
+    assert.ok(payers.length > 0);
+    const mutableBy = (hash, from) => views.accountExistsAndIsMutable.staticCall(hash, { from });
+    assert.equal(await mutableBy(accountHash, admin.address), true, 'its admin writes to a ChainSecured account');
+    assert.equal(await mutableBy(accountHash, payers[0]), false, 'an API payer does not');
+    assert.equal(await mutableBy(keccakText(usage), admin.address), true, 'by a live usage key of the account');
+    const managed = keccakText(s.owner);
+    assert.equal(await mutableBy(managed, payers[0]), true, 'an API payer writes to a managed account');
+    assert.equal(await mutableBy(managed, admin.address), false, 'another wallet does not');
+    assert.equal(await mutableBy(keccakText('no such key'), payers[0]), false);
   } finally {
     provider.destroy();
   }
