@@ -346,9 +346,20 @@ contract AccountConfig {
     }
 
     /// ChainSecured mode, created by the wallet itself: apiKeyHash = keccak256 of the 20-byte address.
-    function newChainSecuredAccount() external returns (uint256 apiKeyHash) {
+    function newChainSecuredAccount() public returns (uint256 apiKeyHash) {
         apiKeyHash = uint256(keccak256(abi.encodePacked(msg.sender)));
         _createAccount(apiKeyHash, msg.sender, false);
+    }
+
+    /// The deployed implementation's signature of the same call (its SDK's first ChainSecured call), so
+    /// its clients work unchanged. No account metadata is kept on chain, so the name and description
+    /// are checked as any name is, then dropped.
+    function newChainSecuredAccount(string calldata name, string calldata description)
+        external
+        returns (uint256 apiKeyHash)
+    {
+        _checkText(name, description);
+        return newChainSecuredAccount();
     }
 
     /// The spec's parameter list. The admin wallet, or an API payer relaying for the master key: the
@@ -1047,6 +1058,20 @@ contract AccountConfig {
 
     function getApiPayers() external view returns (address[] memory) {
         return s_apiPayers;
+    }
+
+    /// The deployed implementation's view names, which its SDK's ChainSecured login reads: the API payers,
+    /// and whether a key's account exists and msg.sender may write to it (its admin wallet, or an API
+    /// payer while the account is managed). A usage key must be live; no name here is overloaded.
+    function api_payers() external view returns (address[] memory) {
+        return s_apiPayers;
+    }
+
+    function accountExistsAndIsMutable(uint256 keyHash) external view returns (bool) {
+        (uint256 accountHash, bool isOwner, bool valid) = resolveKey(keyHash);
+        Account storage a = s_accounts[accountHash];
+        if (accountHash == 0 || !a.exists || (!isOwner && !valid)) return false;
+        return msg.sender == a.admin || (s_apiPayerPos[msg.sender] != 0 && a.managed);
     }
 
     function isApiPayer(address wallet) external view returns (bool) {

@@ -222,7 +222,8 @@ test('js_params, logs, setResponse and a thrown exception', async () => {
       console.log('sum', a + b, { a });
       Lit.Actions.setResponse({ response: JSON.stringify({ sum: a + b }) }); }`, { params: { a: 2, b: 40 } });
   assert.equal(j.has_error, false);
-  assert.equal(j.response, '{"sum":42}');
+  // A string response holding JSON is answered parsed (DESIGN.md section 4, issue 28).
+  assert.deepEqual(j.response, { sum: 42 });
   assert.equal(j.logs, 'sum 42 {"a":2}\n');
   const obj = await run('function main(p) { return { echoed: p, list: [1, "two", null] }; }', { params: { x: [1, { y: 'z' }] } });
   assert.deepEqual(obj.response, { echoed: { x: [1, { y: 'z' }] }, list: [1, 'two', null] });

@@ -271,7 +271,7 @@ test('script shapes: no main with setResponse (plain, top-level await, async IIF
     ['Lit.Actions.setResponse({ response: "plain" });', 'plain'],
     ['(async () => { const v = await Promise.resolve("iife"); Lit.Actions.setResponse({ response: v }); })();', 'iife'],
     ['(async function () { const r = await new Promise((ok) => setTimeout(() => ok("timer"), 10)); LitActions.setResponse({ response: r }); })();', 'timer'],
-    ['const go = async () => { Lit.Actions.setResponse({ response: JSON.stringify({ n: 42 }) }); };\ngo();', '{"n":42}'],
+    ['const go = async () => { Lit.Actions.setResponse({ response: JSON.stringify({ n: 42 }) }); };\ngo();', { n: 42 }],
     ['const main = async (params) => { return params.n * 2; };', 42],
     ['let main = async ({ n }) => n + 1;', 22],
     ['var main = function (p) { return "var " + p.n; };', 'var 21'],
@@ -301,7 +301,7 @@ test('js_params reach the code as main\'s argument, as globals and as jsParams; 
     }) });`;
   const j = await run(code, { toSign: [1, 2, 3], publicKey: '0x04ab', console: 'x', Lit: 'y' });
   assert.equal(j.has_error, false, JSON.stringify(j.error));
-  assert.deepEqual(JSON.parse(j.response), { global: [1, 2, 3], jsParams: '0x04ab', consoleKept: 'function', litKept: 'function' });
+  assert.deepEqual(j.response, { global: [1, 2, 3], jsParams: '0x04ab', consoleKept: 'function', litKept: 'function' });
   const m = await run('async function main(p) { return [p.toSign, toSign === p.toSign || JSON.stringify(toSign) === JSON.stringify(p.toSign)]; }', { toSign: 'abc' });
   assert.deepEqual(m.response, ['abc', true]);
 });

@@ -32,7 +32,8 @@
 //   startStack({billing: {lines: ['starter_credit_cents = 100'], database}}) turns billing on with the chain
 //                        processor (tUSD and Payments on the dev chain) and a SQLite ledger in the home
 //                        (or `database`, e.g. postgresql://...); `lines` go to the [billing] section;
-//                        `tokenAddress: (chain) => address` replaces the token the processor is told of
+//                        `tokenAddress: (chain) => address` replaces the token the processor is told of;
+//                        `processor: 'stripe'` names another processor (its settings go in `lines`)
 //   startStack({rpcUrl: (chain) => url}) points the workers at another node URL (e.g. a counting proxy in
 //                        front of chain.rpc_url); stack.rpcUrl stays anvil's
 //   startStack({runsPerKey: 0}) sets [billing] max_concurrent_runs_per_key (0: no cap; billing on or off), so a
@@ -256,7 +257,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       '[actions]', `ipfs_gateways = ${(ipfsGateways ?? [`http://127.0.0.1:${gatewayPort}/ipfs/`]).join(', ')}`,
       ...(lowerer ? [`lowerer_socket = ${lowererSocket}`] : []), ...actions, '',
       ...(billing ? ['[billing]', 'enabled = true', `database = ${billing.database ?? join(home, 'ledger.sqlite')}`,
-        'processor = chain', `token_address = ${billing.tokenAddress?.(chain) ?? chain.token_address}`,
+        `processor = ${billing.processor ?? 'chain'}`, `token_address = ${billing.tokenAddress?.(chain) ?? chain.token_address}`,
         `payments_address = ${chain.payments_address}`,
         'confirmations = 1', ...(billing.lines ?? []), ...runsPerKeyLine, ''] : []),
       ...(!billing && runsPerKeyLine.length ? ['[billing]', ...runsPerKeyLine, ''] : []),
@@ -416,7 +417,7 @@ export const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 /// keccak256(utf8(s)) as 0x + 64 hex: an API key's hash, or a hashed CID.
 export const keccakText = (s) => ethers.keccak256(ethers.toUtf8Bytes(s));
 
-/// Asserts a JSON error body {"error":{"code","message"}} with this status (and code, if given).
+/// Asserts a JSON error body {"error":{"code","message"},"message"} with this status (and code, if given).
 export function assertError(res, status, code, context = '') {
   const where = `${context} -> ${res.status} ${res.text.slice(0, 300)}`;
   assert.equal(res.status, status, `status ${where}`);
@@ -426,6 +427,8 @@ export function assertError(res, status, code, context = '') {
   assert.match(res.json.error.code, /^[a-z][a-z0-9_]*$/, `snake_case code ${where}`);
   assert.equal(typeof res.json.error.message, 'string', `error.message ${where}`);
   assert.ok(res.json.error.message.length > 0, `non-empty message ${where}`);
+  // The same text at the top level: what clients of the deployed implementation read (issue 28).
+  assert.equal(res.json.message, res.json.error.message, `top-level message ${where}`);
   if (code !== undefined) assert.equal(res.json.error.code, code, `error code ${where}`);
 }
 

@@ -95,6 +95,7 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
     }
     RunRequest run;
     run.params_json = request.params_json;
+    run.cid = cid;
     run.limits = m_settings.run;
     // With the code at hand, admission (the credit hold) overlaps the child's fork; code that
     // must come from a gateway is fetched only for a run already admitted.
@@ -200,6 +201,13 @@ std::string ActionResult::ResponseJson() const {
     out += ",\"message\":" + common::JsonQuote(outcome.error.message);
     if (!outcome.error.stack.empty()) out += ",\"stack\":" + common::JsonQuote(outcome.error.stack);
     return out + "}}";
+}
+
+std::string ActionResult::ErrorText() const {
+    if (outcome.end == RunEnd::ScriptError && !outcome.error.code.empty()) {
+        return outcome.error.code + ": " + outcome.error.message;
+    }
+    return outcome.error.message.empty() ? EndCode(outcome.end) : outcome.error.message;
 }
 
 }  // namespace sigil::workers

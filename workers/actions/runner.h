@@ -38,6 +38,9 @@ struct ActionResult {
     RunOutcome outcome;
     std::string logs;
     std::string ResponseJson() const;
+    // For a run that did not complete: the error as one line, "<name>: <message>" for what the
+    // script threw ("Error: boom", as the action's own runtime would print it), the message else.
+    std::string ErrorText() const;
 };
 
 class ActionRunner {

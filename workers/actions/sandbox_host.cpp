@@ -20,6 +20,7 @@
 
 #include "common/activity.h"
 #include "common/utf8.h"
+#include "workers/actions/string_response.h"
 #include "workers/sandbox/control.h"
 
 namespace sigil::workers {
@@ -401,7 +402,9 @@ void RunSession::Handle(SandboxMessage& message) {
             done->error.stack = CapText(done->error.stack, SCRIPT_ERROR_STACK_MAX_BYTES);
         }
         m_outcome.end = done->ok ? RunEnd::Completed : RunEnd::ScriptError;
-        m_outcome.response_json = std::move(done->response_json);
+        // A string holding JSON is answered parsed (string_response.h), here so that everything
+        // after (the answer, its size) sees the value the client gets.
+        m_outcome.response_json = ParsedStringResponse(std::move(done->response_json));
         m_outcome.error = std::move(done->error);
     } else {
         Stop(RunEnd::Crashed, "protocol_error", "the sandbox sent a worker-only message");
@@ -534,7 +537,7 @@ Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandle
     const common::ActivityScope activity(common::Activity::Run);
     // Refused before anything starts when too large; the frame itself is encoded after admission
     // (which may shorten the time limit it carries).
-    if (request.code.size() + request.params_json.size() + 64 > SANDBOX_MAX_PAYLOAD) {
+    if (request.code.size() + request.params_json.size() + request.cid.size() + 128 > SANDBOX_MAX_PAYLOAD) {
         return MakeError(ErrorKind::TooLarge, "frame_too_large", "the code and params exceed the sandbox's frame cap");
     }
     RunLimits limits = request.limits;
@@ -575,7 +578,7 @@ Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandle
     }
     if (!pid.ok()) return pid.error();
     auto frame = EncodeSandboxMessage(
-        SandboxRun{request.code, request.params_json, limits.time_ms, limits.memory_bytes, request.lower});
+        SandboxRun{request.code, request.params_json, limits.time_ms, limits.memory_bytes, request.lower, request.cid});
     if (!frame.ok()) {
         (void)zygote.Kill(*pid);
         return frame.error();

@@ -140,6 +140,7 @@ struct RunRequest {
     std::string params_json;  // main's argument as JSON ("{}" when the caller sent none)
     RunLimits limits;
     bool lower = false;       // code is source to lower (true) or lowered text from the cache
+    std::string cid;          // the action's CID, for Lit.Auth inside the run ("" for none)
 };
 
 // The worker's side of the op channel. Called on the worker's thread while the child waits.

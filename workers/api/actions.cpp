@@ -144,6 +144,11 @@ void AddActionRoutes(Router& router, Service& service) {
                 [](RequestContext& ctx) { return ActionIpfsId(ctx); },
                 "The IPFS CIDv0 of JavaScript code (sent as a JSON string)", "actions", ApiSchema("actions.json#/IpfsIdRequest"),
                 ApiSchema("actions.json#/IpfsIdResponse")});
+    // The deployed implementation's name for the same helper, so its clients work unchanged.
+    router.Add({"POST", "/core/v1/get_lit_action_ipfs_id", AuthRequirement::None, BodyKind::Json,
+                [](RequestContext& ctx) { return ActionIpfsId(ctx); },
+                "Compatibility alias of get_sigil_action_ipfs_id under the deployed implementation's name",
+                "actions", ApiSchema("actions.json#/IpfsIdRequest"), ApiSchema("actions.json#/IpfsIdResponse")});
 }
 
 }  // namespace sigil::workers

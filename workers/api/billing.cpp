@@ -100,6 +100,22 @@ Result<HttpResponse> PaymentsConfig(billing::Billing* b) {
                                  (members.empty() ? "" : "," + members) + "}");
 }
 
+// The deployed implementation's billing check (its SDK's getStripeConfig, which its dashboard takes
+// as "billing is on" when it answers 2xx and then hands publishable_key to Stripe.js): the key when
+// payments go through Stripe; otherwise an error saying Stripe is off and where to look instead.
+Result<HttpResponse> StripeConfig(billing::Billing* b) {
+    if (b == nullptr || !b->enabled()) {
+        return MakeError(ErrorKind::NotFound, "stripe_not_configured", "billing is not enabled on this instance");
+    }
+    const std::string key = b->processor().StripePublishableKey();
+    if (key.empty()) {
+        return MakeError(ErrorKind::NotFound, "stripe_not_configured",
+                         "this instance takes payments through its " + b->processor().Name() +
+                             " processor, not Stripe; GET /core/v1/billing/payments_config says how to pay");
+    }
+    return JsonResponse(200, "{\"publishable_key\":" + common::JsonQuote(key) + "}");
+}
+
 Result<HttpResponse> Balance(billing::Billing* b, Service& service, RequestContext& ctx) {
     SIGIL_TRY(req, Open(b, service, ctx.request));
     SIGIL_TRY(balance, req->ledger->Balance(req->customer));
@@ -265,6 +281,11 @@ void AddBillingRoutes(Router& router, Service& service, BillingContext context) 
                 [b](RequestContext&) { return PaymentsConfig(b); },
                 "The payment processor and what a client needs to pay it", "billing", "",
                 ApiSchema("billing.json#/PaymentsConfig")});
+    router.Add({"GET", "/core/v1/billing/stripe_config", AuthRequirement::None, BodyKind::None,
+                [b](RequestContext&) { return StripeConfig(b); },
+                "Compatibility: Stripe's publishable key as the deployed implementation answers it; 404 "
+                "stripe_not_configured when billing is off or payments do not go through Stripe (see payments_config)",
+                "billing", "", ApiSchema("billing.json#/StripeConfig")});
     router.Add({"GET", "/core/v1/billing/balance", AuthRequirement::None, BodyKind::None,
                 [b, &service](RequestContext& ctx) { return Balance(b, service, ctx); },
                 "The account's credit balance (any key of the account, or X-Wallet-Auth for a ChainSecured admin)", "billing",

@@ -27,8 +27,33 @@ std::string HashList(const std::vector<common::Hash32>& hashes) {
     return out + "]";
 }
 
+// The deployed implementation's group wildcards (an all-zero PKP id for "every PKP of the account",
+// a zero CID hash for "every action") are refused by name, with the way to list every PKP or action
+// instead: a CID wildcard would let any key that may execute on the group run code of its own with
+// the group's PKPs (and so read their private keys), which voids the group's binding of keys to
+// actions; and Sigil's contract lists each PKP of a group, checked against the account's registry.
+common::Status RefuseGroupWildcards(const JsonBody& body) {
+    if (body.HasZeroEntry("pkp_ids_permitted")) {
+        return common::MakeError(
+            common::ErrorKind::InvalidInput, "group_wildcard_not_supported",
+            "pkp_ids_permitted holds the zero PKP id, which the deployed implementation reads as every PKP of the "
+            "account; Sigil has no group wildcard: list the PKPs (GET /core/v1/list_wallets, paged) and send their "
+            "wallet addresses, or add each with add_pkp_to_group");
+    }
+    if (body.HasZeroEntry("cid_hashes_permitted")) {
+        return common::MakeError(
+            common::ErrorKind::InvalidInput, "group_wildcard_not_supported",
+            "cid_hashes_permitted holds the zero hash, which the deployed implementation reads as every action; Sigil "
+            "has no group wildcard, since any key that may execute on the group could then run code of its own with "
+            "the group's PKPs: list the actions (GET /core/v1/list_actions, paged) and send their hashed CIDs, or add "
+            "each with add_action_to_group");
+    }
+    return common::Success();
+}
+
 common::Result<HttpResponse> AddGroup(Service& service, RequestContext& ctx) {
     SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY_STATUS(RefuseGroupWildcards(*body));
     SIGIL_TRY(name, body->String("group_name", MAX_NAME_BYTES));
     SIGIL_TRY(description, body->String("group_description", MAX_DESCRIPTION_BYTES));
     SIGIL_TRY(pkps, body->AddressList("pkp_ids_permitted"));
@@ -42,6 +67,7 @@ common::Result<HttpResponse> AddGroup(Service& service, RequestContext& ctx) {
 
 common::Result<HttpResponse> UpdateGroup(Service& service, RequestContext& ctx) {
     SIGIL_TRY(body, JsonBody::From(ctx.json));
+    SIGIL_TRY_STATUS(RefuseGroupWildcards(*body));
     SIGIL_TRY(group_id, body->GroupId("group_id"));
     SIGIL_TRY(name, body->String("name", MAX_NAME_BYTES));
     SIGIL_TRY(description, body->String("description", MAX_DESCRIPTION_BYTES));

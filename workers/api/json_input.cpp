@@ -62,11 +62,14 @@ common::Result<common::Address20> AddressValue(const rapidjson::Value& v, const 
     return a;
 }
 
-common::Result<common::Hash32> HashValue(const rapidjson::Value& v, const char* field) {
+common::Result<common::Hash32> HashValue(const rapidjson::Value& v, const char* field,
+                                        common::HexPrefix prefix = common::HexPrefix::Required) {
     if (!v.IsString()) return InvalidField(field, "must be a 0x-prefixed 32-byte hex string");
-    auto b = common::HexDecodeExact(std::string_view(v.GetString(), v.GetStringLength()), 32,
-                                    common::HexPrefix::Required);
-    if (!b.ok()) return InvalidField(field, "must be 0x followed by 64 hex digits");
+    auto b = common::HexDecodeExact(std::string_view(v.GetString(), v.GetStringLength()), 32, prefix);
+    if (!b.ok()) {
+        return InvalidField(field, prefix == common::HexPrefix::Required ? "must be 0x followed by 64 hex digits"
+                                                                          : "must hold 64 hex digits (0x optional)");
+    }
     common::Hash32 h;
     std::copy(b->begin(), b->end(), h.begin());
     return h;
@@ -147,8 +150,22 @@ common::Result<common::Hash32> JsonBody::HashedCid(const char* field) const {
 }
 
 common::Result<std::vector<common::Hash32>> JsonBody::HashedCidList(const char* field, bool required) const {
+    // With or without 0x, as the deployed implementation takes a group's hash list.
     return List<common::Hash32>(Field(field), field, required,
-                                [&](const rapidjson::Value& e) { return HashValue(e, field); });
+                                [&](const rapidjson::Value& e) { return HashValue(e, field, common::HexPrefix::Optional); });
+}
+
+bool JsonBody::HasZeroEntry(const char* field) const {
+    const auto* v = Field(field);
+    if (v == nullptr || !v->IsArray()) return false;
+    for (const auto& e : v->GetArray()) {
+        if (e.IsNumber() && e.IsUint64() && e.GetUint64() == 0) return true;
+        if (!e.IsString()) continue;
+        std::string_view text(e.GetString(), e.GetStringLength());
+        if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) text.remove_prefix(2);
+        if (!text.empty() && text.find_first_not_of('0') == std::string_view::npos) return true;
+    }
+    return false;
 }
 
 common::Result<std::pair<std::string, common::Hash32>> JsonBody::RawCid(const char* field) const {

@@ -45,7 +45,12 @@ public:
     common::Result<std::vector<common::Address20>> AddressList(const char* field, bool required = false) const;
     // A hashed CID: 0x + 64 hex.
     common::Result<common::Hash32> HashedCid(const char* field) const;
+    // In a list, the 0x is optional (the deployed implementation takes a group's hashes either way).
     common::Result<std::vector<common::Hash32>> HashedCidList(const char* field, bool required = false) const;
+    // Whether the array `field` holds an all-zero entry: 0, "0", "0x0", the zero address, 0x + 64
+    // zeros. The deployed implementation reads one in a group's PKP or CID list as "every PKP" or
+    // "every action" (its group wildcards); no real PKP or CID hash is zero.
+    bool HasZeroEntry(const char* field) const;
     // A raw IPFS CID (CIDv0 "Qm..." or CIDv1 base32), returned with its keccak256 hash.
     common::Result<std::pair<std::string, common::Hash32>> RawCid(const char* field) const;
     // An unsigned integer (number or decimal string), e.g. expiration seconds.

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 
+#include "common/json.h"
 #include "workers/actions/fetch_policy.h"
 #include "workers/actions/runner.h"
 #include "workers/api/api.h"
@@ -15,8 +16,34 @@ namespace {
 using common::ErrorKind;
 using common::MakeError;
 
+// How a run that did not complete (the script threw, a limit was hit) is answered.
+enum class FailedRun {
+    InBody,   // 200 with has_error and the error (sigil_action, DESIGN.md section 4: our SDK reads it)
+    IsError,  // non-2xx (the compatibility name: the deployed implementation's SDK throws on it)
+};
+
+// The status of a failed run on the compatibility name: the action's own failure (what it threw,
+// a limit it hit) is the caller's, 400, so clients do not retry it; the sandbox failing under it
+// is ours, 500.
+int FailedRunStatus(RunEnd end) {
+    switch (end) {
+    case RunEnd::Stopped:
+    case RunEnd::Crashed: return 500;
+    default: return 400;
+    }
+}
+
+// The run's usual answer (response, logs, has_error, error) plus the top-level `message` every
+// error body carries, which that SDK puts in the Error it throws.
+HttpResponse FailedRunResponse(const ActionResult& result) {
+    std::string body = result.ResponseJson();
+    body.pop_back();  // the closing brace of the answer object
+    return JsonResponse(FailedRunStatus(result.outcome.end),
+                        body + ",\"message\":" + common::JsonQuote(result.ErrorText()) + "}");
+}
+
 common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, BillingContext billing,
-                                       RequestContext& ctx) {
+                                       FailedRun failed_run, RequestContext& ctx) {
     // Loop protection: every fetch a worker makes carries the marker, so an action that reaches this
     // service (by any name or address) cannot start another run, nor a chain of them.
     if (ctx.request.Header("x-sigil-run")) {
@@ -48,6 +75,7 @@ common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, B
         if (charge) charge->Start();
     };
     SIGIL_TRY(result, runner->Run(service, CallerOf(ctx), *request, admission));
+    if (failed_run == FailedRun::IsError && result->outcome.end != RunEnd::Completed) return FailedRunResponse(*result);
     return JsonResponse(200, result->ResponseJson());
 }
 
@@ -55,9 +83,21 @@ common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, B
 
 void AddRunRoutes(Router& router, Service& service, ActionRunner* runner, BillingContext billing) {
     router.Add({"POST", "/core/v1/sigil_action", AuthRequirement::ApiKey, BodyKind::Json,
-                [&service, runner, billing](RequestContext& ctx) { return RunAction(service, runner, billing, ctx); },
+                [&service, runner, billing](RequestContext& ctx) {
+                    return RunAction(service, runner, billing, FailedRun::InBody, ctx);
+                },
                 "Run an action (inline code or by CID) with a usage or account key; allowed only if a group the "
                 "key may execute on lists the action's CID and the PKP",
+                "actions", ApiSchema("run.json#/RunRequest"), ApiSchema("run.json#/RunResponse")});
+    // The deployed implementation's name for the same run, so its clients work unchanged; there a run
+    // that did not complete answers non-2xx, since its SDK reads only the status (DESIGN.md section 4).
+    router.Add({"POST", "/core/v1/lit_action", AuthRequirement::ApiKey, BodyKind::Json,
+                [&service, runner, billing](RequestContext& ctx) {
+                    return RunAction(service, runner, billing, FailedRun::IsError, ctx);
+                },
+                "Compatibility alias of sigil_action under the deployed implementation's name: the same run, "
+                "except that a run that did not complete (the script threw, a limit was hit) answers 400 (500 "
+                "when the sandbox failed) with the run's answer and a top-level message, instead of 200 with has_error",
                 "actions", ApiSchema("run.json#/RunRequest"), ApiSchema("run.json#/RunResponse")});
     auto settings = std::make_shared<ActionSettings>();
     if (runner != nullptr) {

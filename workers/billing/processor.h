@@ -21,6 +21,10 @@ public:
     // text, "" for none), e.g. "\"publishable_key\":\"pk_...\"".
     virtual std::string ConfigMembers() const = 0;
 
+    // The key a browser gives Stripe's client library, "" when payments do not go through Stripe
+    // (GET /billing/stripe_config, the deployed implementation's billing check, answers it).
+    virtual std::string StripePublishableKey() const { return ""; }
+
     // A new intent for `customer` to pay `cents`: id, reference and client_secret filled in (not yet
     // stored). Errors: the processor's Unavailable/Timeout errors.
     virtual common::Result<PaymentIntent> Create(const std::string& customer, Cents cents) = 0;

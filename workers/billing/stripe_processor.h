@@ -20,6 +20,7 @@ public:
 
     std::string Name() const override { return "stripe"; }
     std::string ConfigMembers() const override;  // "publishable_key"
+    std::string StripePublishableKey() const override { return m_publishable_key; }
     // POST /v1/customers/search (or create) then POST /v1/payment_intents (amount, currency usd,
     // customer, metadata[wallet_address], automatic_payment_methods[enabled]); id and client_secret
     // are Stripe's. Errors: Unavailable "payment_processor_unavailable" (Stripe unreachable or an

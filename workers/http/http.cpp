@@ -187,16 +187,21 @@ HttpResponse JsonResponse(int status, std::string json) {
     return r;
 }
 
+// The error object, then the same message at the top level: existing clients of the deployed
+// implementation read a top-level `message` (its SDK throws with it), ours read error.message.
+std::string ErrorBody(std::string_view code, std::string_view message, std::string_view tx_hash) {
+    const std::string quoted = common::JsonQuote(message);
+    std::string body = "{\"error\":{\"code\":" + common::JsonQuote(code) + ",\"message\":" + quoted;
+    if (!tx_hash.empty()) body += ",\"tx_hash\":" + common::JsonQuote(tx_hash);
+    return body + "},\"message\":" + quoted + "}";
+}
+
 HttpResponse ErrorResponse(int status, std::string_view code, std::string_view message) {
-    return JsonResponse(status, "{\"error\":{\"code\":" + common::JsonQuote(code) + ",\"message\":" + common::JsonQuote(message) + "}}");
+    return JsonResponse(status, ErrorBody(code, message, ""));
 }
 
 HttpResponse ErrorResponse(const common::Error& error) {
-    auto response = error.tx_hash.empty()
-                        ? ErrorResponse(HttpStatusFor(error.kind), error.code, error.message)
-                        : JsonResponse(HttpStatusFor(error.kind), "{\"error\":{\"code\":" + common::JsonQuote(error.code) +
-                                                                      ",\"message\":" + common::JsonQuote(error.message) +
-                                                                      ",\"tx_hash\":" + common::JsonQuote(error.tx_hash) + "}}");
+    auto response = JsonResponse(HttpStatusFor(error.kind), ErrorBody(error.code, error.message, error.tx_hash));
     // A suspended dependency is retried by its circuit within a second: tell clients when to retry.
     if (error.kind == common::ErrorKind::Suspended) response.SetHeader("Retry-After", "1");
     return response;

@@ -65,7 +65,10 @@ std::string_view ReasonPhrase(int status);
 // A JSON response: `json` must already be a serialized JSON value.
 HttpResponse JsonResponse(int status, std::string json);
 
-// {"error":{"code":..., "message":...}} with the status for error.kind.
+// {"error":{"code":..., "message":..., "tx_hash"?:...}, "message":...}: the same text twice, the
+// top-level one being what clients of the deployed implementation read (additive).
+std::string ErrorBody(std::string_view code, std::string_view message, std::string_view tx_hash);
+// That body with the status for error.kind (and Retry-After for a suspended dependency).
 HttpResponse ErrorResponse(const common::Error& error);
 // The same with an explicit status (for statuses no ErrorKind maps to, e.g. 503).
 HttpResponse ErrorResponse(int status, std::string_view code, std::string_view message);

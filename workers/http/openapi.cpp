@@ -127,7 +127,9 @@ Value SecurityRequirement(Allocator& a) {
 Value Components(Allocator& a) {
     rapidjson::Document d;
     // The one error shape of every refusal (DESIGN.md section 4), and the two ways to send a key.
-    d.Parse(R"({"schemas":{"Error":{"type":"object","required":["error"],"properties":{"error":{"type":"object",)"
+    d.Parse(R"({"schemas":{"Error":{"type":"object","required":["error","message"],"properties":{)"
+            R"("message":{"type":"string","description":"error.message again, for existing clients of the deployed implementation, which read a top-level message"},)"
+            R"("error":{"type":"object",)"
             R"("required":["code","message"],"properties":{"code":{"type":"string","description":"snake_case machine code"},)"
             R"("message":{"type":"string","description":"human-readable explanation"},)"
             R"("tx_hash":{"type":"string","description":"a write's broadcast transaction whose outcome is unknown"}}}}}},)"

@@ -9,9 +9,10 @@
 // type or a boolean other than 0/1 makes the message malformed.
 //
 // Messages:
-//   RUN{code, params_json, time_ms, memory_bytes, lower} worker -> child, first and once
+//   RUN{code, params_json, time_ms, memory_bytes, lower, cid} worker -> child, first and once
 //     lower: the code is the action's source and must be lowered to ES5.1 first; false when
-//     it is the lowered text the worker cached from an earlier run.
+//     it is the lowered text the worker cached from an earlier run. cid: the action's CID, which
+//     the script reads in Lit.Auth.actionIpfsIdStack ("" when the worker gives none).
 //   LOWERED{code}                                        child -> worker, after lowering and
 //     before any of the action's own code runs (so the action cannot forge it); at most once
 //   OP{name, args_json}                                  child -> worker, blocks for OP_RESULT
@@ -70,6 +71,7 @@ struct SandboxRun {
     std::uint64_t time_ms = 0;
     std::uint64_t memory_bytes = 0;
     bool lower = false;
+    std::string cid;
 };
 
 struct SandboxLowered {

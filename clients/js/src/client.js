@@ -214,6 +214,8 @@ export class SigilClient {
 
   /// POST /sigil_action {code | ipfs_id, pkp_id?, js_params?} -> {response, logs, has_error, error?}.
   /// A run whose own code failed is a 200 with has_error true (it ran); refusals are SigilErrors.
+  /// A string response that holds JSON (an action's setResponse({response: JSON.stringify(...)})) arrives
+  /// parsed, as the deployed implementation answers it; any other string stays a string.
   runAction({ code, ipfs_id, pkp_id, js_params } = {}) {
     const body = Object.fromEntries(Object.entries({ code, ipfs_id, pkp_id, js_params }).filter(([, v]) => v !== undefined));
     return this.request('POST', 'sigil_action', { body });

@@ -136,9 +136,22 @@
         return utils.joinSignature(new utils.SigningKey(PrivateKeyHex(first)).signDigest(utils.hashMessage(message)));
     };
 
+    // Lit.Auth / LitAuth: the deployed implementation's authentication context, with the fields its
+    // actions read. The CID stack holds the running action's CID (filled in by __sigil_set_params,
+    // once, before the script runs); Sigil runs no action from another, so it never holds more. No
+    // session signatures or auth methods reach a run here, so those fields are empty.
+    var auth = {
+        actionIpfsIdStack: [],
+        authSigAddress: null,
+        authMethodContexts: Object.freeze([]),
+        resources: Object.freeze([]),
+        customAuthResource: ''
+    };
+
     global.Sigil = Object.freeze({ Actions: Object.freeze(actions) });
-    global.Lit = Object.freeze({ Actions: Object.freeze(litActions) });
+    global.Lit = Object.freeze({ Actions: Object.freeze(litActions), Auth: auth });
     global.LitActions = global.Lit.Actions;
+    global.LitAuth = auth;
 
     // --- Errors show the script's own frames only ----------------------------------------------
     // Duktape's traceback also lists the C source position a native threw from ("at [anon]
@@ -341,7 +354,14 @@
     // Lit actions read their params as globals (`toSign`, `publicKey`) or as `jsParams`; the
     // sandbox calls this with js_params before the action's code runs. A param never replaces
     // a global that exists (Lit, ethers, console...).
-    global.__sigil_set_params = function (paramsJson) {
+    var authSet = false;
+    global.__sigil_set_params = function (paramsJson, cid) {
+        if (!authSet) {  // the first call is the sandbox's, before the script: a script cannot add a CID
+            authSet = true;
+            if (typeof cid === 'string' && cid !== '') auth.actionIpfsIdStack.push(cid);
+            Object.freeze(auth.actionIpfsIdStack);
+            Object.freeze(auth);
+        }
         var params = JSON.parse(paramsJson);
         if (params === null || typeof params !== 'object') return;
         if (!('jsParams' in global)) global.jsParams = params;

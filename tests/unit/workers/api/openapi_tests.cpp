@@ -137,6 +137,7 @@ public:
             } else if (route.path == "/core/v1/convert_to_chain_secured_account") {
                 want = Charge::WriteMovingBalance;
             } else if (route.auth != AuthRequirement::None && route.path != "/core/v1/sigil_action" &&
+                       route.path != "/core/v1/lit_action" &&
                        (route.method == "POST" || route.path == "/core/v1/create_wallet")) {
                 want = Charge::Write;
                 ++writes;

@@ -35,7 +35,10 @@ bool HasErrorCode(const HttpResponse& r, const std::string& code) {
     d.Parse(r.body.c_str());
     return !d.HasParseError() && d.IsObject() && d.HasMember("error") && d["error"].IsObject() &&
            d["error"].HasMember("code") && d["error"]["code"].IsString() && code == d["error"]["code"].GetString() &&
-           d["error"].HasMember("message") && d["error"]["message"].IsString();
+           d["error"].HasMember("message") && d["error"]["message"].IsString() &&
+           // the same text at the top level, for clients of the deployed implementation (issue 28)
+           d.HasMember("message") && d["message"].IsString() &&
+           std::string(d["message"].GetString()) == d["error"]["message"].GetString();
 }
 
 Router TestRouter() {

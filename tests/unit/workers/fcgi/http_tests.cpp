@@ -124,7 +124,15 @@ public:
     void testErrorBodyIsEscapedJson() {
         auto r = ErrorResponse(common::MakeError(common::ErrorKind::NotFound, "no_group", "group \"7\"\n missing"));
         CPPUNIT_ASSERT_EQUAL(404, r.status);
-        CPPUNIT_ASSERT_EQUAL(std::string(R"({"error":{"code":"no_group","message":"group \"7\"\n missing"}})"), r.body);
+        // The message twice: nested, and at the top level for the deployed implementation's clients.
+        CPPUNIT_ASSERT_EQUAL(
+            std::string(R"({"error":{"code":"no_group","message":"group \"7\"\n missing"},"message":"group \"7\"\n missing"})"),
+            r.body);
+        auto pending = common::MakeError(common::ErrorKind::Timeout, "receipt_timeout", "not mined yet");
+        pending.tx_hash = "0xab";
+        CPPUNIT_ASSERT_EQUAL(
+            std::string(R"({"error":{"code":"receipt_timeout","message":"not mined yet","tx_hash":"0xab"},"message":"not mined yet"})"),
+            ErrorResponse(pending).body);
     }
     void testFinalizeAddsHeaders() {
         HttpRequest req;
