@@ -20,8 +20,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-
-extern char** environ;
+#include "common/zygote_env.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -42,20 +41,6 @@ constexpr int kScratchFd = 10;
 
 common::Error SocketError(const std::string& what) {
     return MakeError(ErrorKind::Internal, "zygote_socket", "shared zygote socket: " + what + ": " + std::strerror(errno));
-}
-
-// What the worker's own zygote gets too (workers/actions/sandbox_host.cpp ZygoteEnvironment):
-// glibc's malloc on transparent huge pages (fewer page-table entries to copy per fork) and
-// sanitizer settings for the tests' sanitizer builds; nothing of the supervisor's.
-std::vector<std::string> ZygoteEnvironment() {
-    std::vector<std::string> env{"GLIBC_TUNABLES=glibc.malloc.hugetlb=1"};
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-        const std::string_view v = *e;
-        for (const char* prefix : {"ASAN_OPTIONS=", "UBSAN_OPTIONS=", "LSAN_OPTIONS=", "TSAN_OPTIONS="}) {
-            if (v.rfind(prefix, 0) == 0) env.emplace_back(v);
-        }
-    }
-    return env;
 }
 
 // In the forked child: async-signal-safe calls only until execve.
@@ -158,7 +143,7 @@ void ZygotePool::ReapDead(std::int64_t now_ms) {
 common::Status ZygotePool::StartOne(std::int64_t now_ms) {
     // Everything the child needs is built before fork: after fork only async-signal-safe calls.
     std::vector<std::string> args{m_executable};
-    std::vector<std::string> env = ZygoteEnvironment();
+    std::vector<std::string> env = common::ZygoteEnvironment();
     std::vector<char*> argv, envp;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

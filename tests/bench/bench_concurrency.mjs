@@ -21,7 +21,9 @@
 //                  --chain-bound run a run by CID, which needs canExecute; each sent again when it ends):
 //                  p50/p99 of /core/v1/version, /health and the CID helper measured meanwhile, the status
 //                  and time of every chain-bound answer (issue 23: all typed 503/504 within 2.5 s), and
-//                  after SIGCONT the time until a chain-bound request succeeds again.
+//                  after SIGCONT the time until a chain-bound request succeeds again. First, as a control,
+//                  the same load and probes for up to 5 s with the node running: a chain-free request's
+//                  latency under this load when nothing stalls.
 // Runs are spread over usage keys, --runs-per-key connections each (one key may have only [billing]
 // max_concurrent_runs_per_key, default 8, runs in flight across the pool; more answer 429).
 // Every run's answer is checked (200, has_error false, the expected response); failures are counted
@@ -378,46 +380,64 @@ async function chainPaused(stack, { key, keys, pkp, cid }) {
   // Open the probes' connections first, so a TLS handshake is not measured as a stall.
   await Promise.all(Object.values(chainFree).map((f) => f(probeAgent)));
 
+  const startLoad = () => {
+    const load = { stop: false, answers: [] };  // every chain-bound answer: {s, e, status, code}
+    load.done = Promise.all(Array.from({ length: CHAIN_INFLIGHT }, async (_, i) => {
+      while (!load.stop) {
+        const s = performance.now();
+        let status = 0;
+        let code = null;
+        try {
+          const r = await chainBound(loadAgent, i);
+          status = r.status;
+          code = r.status === 200 ? (r.json?.has_error ? `run_${r.json.error?.code}` : null) : (r.json?.error?.code ?? 'untyped');
+        } catch (e) {
+          code = `error ${e.code ?? e.message.slice(0, 40)}`;
+        }
+        load.answers.push({ s, e: performance.now(), status, code });
+      }
+    }));
+    return load;
+  };
+  // The chain-free probes, each every 20 ms for `ms`: their latencies and failures.
+  const probe = async (ms, onHealth = () => {}) => {
+    const lat = Object.fromEntries(Object.keys(chainFree).map((k) => [k, []]));
+    const bad = {};
+    const from = performance.now();
+    await Promise.all(Object.entries(chainFree).map(async ([name, send]) => {
+      while (performance.now() - from < ms) {
+        const s = performance.now();
+        try {
+          const r = await send(probeAgent);
+          if (r.status === 200) {
+            lat[name].push(performance.now() - s);
+            if (name === 'health') onHealth(r.json, performance.now() - from);
+          } else bad[`${name} ${r.status} ${r.json?.error?.code ?? ''}`] = (bad[`${name} ${r.status} ${r.json?.error?.code ?? ''}`] ?? 0) + 1;
+        } catch (e) {
+          bad[`${name} ${e.code ?? e.message.slice(0, 40)}`] = (bad[`${name} ${e.code ?? e.message.slice(0, 40)}`] ?? 0) + 1;
+        }
+        await sleep(20);
+      }
+    }));
+    return { lat, bad };
+  };
+  const pauseMs = PAUSE_SECONDS * 1000;
+  // Control: the same load and probes with the node running, so the pause's cost is read against
+  // what the machine gives chain-free requests under this load anyway (a slow VM's fork alone is ms).
+  const control = startLoad();
+  const running = await probe(Math.min(pauseMs, 5000));
+  control.stop = true;
+  await control.done;
+
   process.kill(stack.anvilPid, 'SIGSTOP');
   const pausedAt = performance.now();
   let resumedAt = Infinity;
-  let stopLoad = false;
-  const answers = [];  // every chain-bound answer: {s, e, status, code}
-  const loaders = Array.from({ length: CHAIN_INFLIGHT }, async (_, i) => {
-    while (!stopLoad) {
-      const s = performance.now();
-      let status = 0;
-      let code = null;
-      try {
-        const r = await chainBound(loadAgent, i);
-        status = r.status;
-        code = r.status === 200 ? (r.json?.has_error ? `run_${r.json.error?.code}` : null) : (r.json?.error?.code ?? 'untyped');
-      } catch (e) {
-        code = `error ${e.code ?? e.message.slice(0, 40)}`;
-      }
-      answers.push({ s, e: performance.now(), status, code });
-    }
-  });
-  const pauseMs = PAUSE_SECONDS * 1000;
-  const probeLat = Object.fromEntries(Object.keys(chainFree).map((k) => [k, []]));
-  const probeBad = {};
+  const load = startLoad();
+  const answers = load.answers;
   let healthSeen = null;
-  const probes = Object.entries(chainFree).map(async ([name, send]) => {
-    while (performance.now() - pausedAt < pauseMs) {
-      const s = performance.now();
-      try {
-        const r = await send(probeAgent);
-        if (r.status === 200) {
-          probeLat[name].push(performance.now() - s);
-          if (name === 'health' && performance.now() - pausedAt > pauseMs / 2 && !healthSeen) healthSeen = r.json;
-        } else probeBad[`${name} ${r.status} ${r.json?.error?.code ?? ''}`] = (probeBad[`${name} ${r.status} ${r.json?.error?.code ?? ''}`] ?? 0) + 1;
-      } catch (e) {
-        probeBad[`${name} ${e.code ?? e.message.slice(0, 40)}`] = (probeBad[`${name} ${e.code ?? e.message.slice(0, 40)}`] ?? 0) + 1;
-      }
-      await sleep(20);
-    }
+  const { lat: probeLat, bad: probeBad } = await probe(pauseMs, (json, at) => {
+    if (at > pauseMs / 2 && !healthSeen) healthSeen = json;
   });
-  await Promise.all(probes);
   const left = pauseMs - (performance.now() - pausedAt);
   if (left > 0) await sleep(left);
 
@@ -430,8 +450,8 @@ async function chainPaused(stack, { key, keys, pkp, cid }) {
     if (r?.status === 200 && !r.json?.has_error) { recoveredMs = performance.now() - resumedAt; break; }
     await sleep(50);
   }
-  stopLoad = true;
-  await Promise.all(loaders);
+  load.stop = true;
+  await load.done;
   loadAgent.destroy();
   probeAgent.destroy();
 
@@ -451,6 +471,10 @@ async function chainPaused(stack, { key, keys, pkp, cid }) {
       return [k, { n: s.n, p50: r1(s.p50), p99: r1(s.p99), max: r1(s.max) }];
     })),
     chain_free_failures: probeBad,
+    chain_free_running: Object.fromEntries(Object.entries(running.lat).map(([k, v]) => {
+      const s = summary(v);
+      return [k, { n: s.n, p50: r1(s.p50), p99: r1(s.p99), max: r1(s.max) }];
+    })),
     chain_bound_answers: paused.length, chain_bound_status: byStatus, chain_bound_p50: r1(lat.p50), chain_bound_p99: r1(lat.p99),
     chain_bound_max: r1(lat.max), chain_bound_over_2500ms: slowOnes, chain_bound_not_typed_503_504: untypedOrWrong,
     recovered_ms: recoveredMs === null ? null : Math.round(recoveredMs),
@@ -460,6 +484,9 @@ async function chainPaused(stack, { key, keys, pkp, cid }) {
   console.log(`chain node paused ${PAUSE_SECONDS} s, ${CHAIN_INFLIGHT} chain-bound requests (${CHAIN_BOUND}) kept in flight:`);
   for (const [k, v] of Object.entries(out.chain_free)) {
     console.log(`  ${k.padEnd(11)} n=${String(v.n).padEnd(5)} p50 ${f1(v.p50).padStart(8)} ms   p99 ${f1(v.p99).padStart(8)} ms   max ${f1(v.max).padStart(8)} ms`);
+  }
+  for (const [k, v] of Object.entries(out.chain_free_running)) {
+    console.log(`  ${k.padEnd(11)} with the node running (control): n=${String(v.n).padEnd(5)} p50 ${f1(v.p50).padStart(8)} ms   p99 ${f1(v.p99).padStart(8)} ms   max ${f1(v.max).padStart(8)} ms`);
   }
   if (Object.keys(probeBad).length) console.log(`  chain-free failures: ${JSON.stringify(probeBad)}`);
   console.log(`  chain-bound answers while paused: ${paused.length}, ${JSON.stringify(byStatus)}; p50 ${f1(lat.p50)} ms, p99 ${f1(lat.p99)} ms, ` +

@@ -20,6 +20,7 @@
 
 #include "common/activity.h"
 #include "common/utf8.h"
+#include "common/zygote_env.h"
 #include "workers/actions/string_response.h"
 #include "workers/sandbox/control.h"
 
@@ -57,23 +58,6 @@ std::int64_t NowMs() {
     timespec ts{};
     ::clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
-// The zygote's environment: nothing of the worker's but sanitizer settings (sanitizer builds of
-// the tests need them; production has none), and glibc's malloc on transparent huge pages: the
-// preloaded heap then maps in 2 MiB pages, so each fork copies fewer page-table entries (the
-// kernel still copies a child's writes 4 KiB at a time). Hello world runs/s +6 % (bench_actions,
-// 3 alternating rounds against the same build without it). Without THP (`never`) glibc just
-// uses small pages.
-std::vector<std::string> ZygoteEnvironment() {
-    std::vector<std::string> env{"GLIBC_TUNABLES=glibc.malloc.hugetlb=1"};
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-        const std::string_view v = *e;
-        for (const char* prefix : {"ASAN_OPTIONS=", "UBSAN_OPTIONS=", "LSAN_OPTIONS=", "TSAN_OPTIONS="}) {
-            if (v.rfind(prefix, 0) == 0) env.emplace_back(v);
-        }
-    }
-    return env;
 }
 
 // In the forked child: only async-signal-safe calls until execve (the worker may have threads).
@@ -145,7 +129,7 @@ Result<Zygote> Zygote::Start(const ZygoteOptions& options) {
     // Everything the child needs is built before fork: it may only make async-signal-safe calls.
     std::vector<std::string> arg_strings{path};
     arg_strings.insert(arg_strings.end(), options.args.begin(), options.args.end());
-    const std::vector<std::string> env_strings = ZygoteEnvironment();
+    const std::vector<std::string> env_strings = common::ZygoteEnvironment();
     std::vector<char*> argv, envp;
     for (auto& a : arg_strings) argv.push_back(const_cast<char*>(a.c_str()));
     for (auto& e : env_strings) envp.push_back(const_cast<char*>(e.c_str()));
