@@ -288,7 +288,8 @@ void ApplyWriteLayers(Router& router, Service& service, BillingContext context) 
     router.WrapHandlers([&service, b, charging](const Route& route, Handler handler) -> Handler {
         if (charging) {
             switch (route.charge) {
-                case Charge::None: break;
+                case Charge::None:
+                case Charge::RunTime: break;  // RunCharge in the run's handler (run.cpp)
                 case Charge::Write:
                 case Charge::WriteMovingBalance: handler = Charged(service, b, route, std::move(handler)); break;
                 case Charge::StarterCredit: handler = WithStarterCredit(b, std::move(handler)); break;

@@ -58,7 +58,8 @@ void AddRunRoutes(Router& router, Service& service, ActionRunner* runner, Billin
                 [&service, runner, billing](RequestContext& ctx) { return RunAction(service, runner, billing, ctx); },
                 "Run an action (inline code or by CID) with a usage or account key; allowed only if a group the "
                 "key may execute on lists the action's CID and the PKP",
-                "actions", ApiSchema("run.json#/RunRequest"), ApiSchema("run.json#/RunResponse")});
+                "actions", ApiSchema("run.json#/RunRequest"), ApiSchema("run.json#/RunResponse"),
+                /*may_answer_pending=*/false, Charge::RunTime});
     auto settings = std::make_shared<ActionSettings>();
     if (runner != nullptr) {
         *settings = runner->settings();

@@ -110,6 +110,7 @@ class OpenApiTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testEveryRouteDeclaresTheChargeBillingApplied);
     CPPUNIT_TEST(testQueryParametersAndRequestBody);
     CPPUNIT_TEST(testErrorResponsesFollowAuthAndBody);
+    CPPUNIT_TEST(testChargedRoutesAnswer402AndTheRunBodyIsOneOf);
     CPPUNIT_TEST(testInvalidSchemaIsRefused);
     CPPUNIT_TEST(testEveryRealRouteIsDocumented);
     CPPUNIT_TEST(testLaterRoutesAppearBecauseGenerationIsLazy);
@@ -134,6 +135,8 @@ public:
             Charge want = Charge::None;
             if (route.path == "/core/v1/new_account") {
                 want = Charge::StarterCredit;
+            } else if (route.path == "/core/v1/sigil_action") {
+                want = Charge::RunTime;  // its handler charges the run's seconds (declared for OpenAPI's 402)
             } else if (route.path == "/core/v1/convert_to_chain_secured_account") {
                 want = Charge::WriteMovingBalance;
             } else if (route.auth != AuthRequirement::None && route.path != "/core/v1/sigil_action" &&
@@ -223,6 +226,33 @@ public:
         CPPUNIT_ASSERT(pub.HasMember("default"));
         const auto& pub_post = d["paths"]["/core/v1/public"]["post"]["responses"];
         CPPUNIT_ASSERT(pub_post.HasMember("400") && pub_post.HasMember("422") && !pub_post.HasMember("401"));
+        // Every route may meet nginx's request bound (503); only authenticated ones a rate or concurrency
+        // limit (429); an uncharged route never 402. Each error answer carries an example body.
+        CPPUNIT_ASSERT(pub.HasMember("503") && !pub.HasMember("429") && !pub.HasMember("402"));
+        CPPUNIT_ASSERT(add.HasMember("429") && add.HasMember("503") && !add.HasMember("402"));
+        CPPUNIT_ASSERT_EQUAL(std::string("overloaded"),
+                             std::string(add["503"]["content"]["application/json"]["example"]["error"]["code"].GetString()));
+        for (auto it = add.MemberBegin(); it != add.MemberEnd(); ++it) {
+            const std::string status = it->name.GetString();
+            if (status == "200" || status == "default") continue;
+            CPPUNIT_ASSERT_MESSAGE(status, it->value["content"]["application/json"].HasMember("example"));
+        }
+    }
+
+    // A charged route (a relayed write, a run) documents 402; the run's body is exactly one of code and
+    // ipfs_id (oneOf), with an example that sends only one, as Swagger UI's "Try it out" does.
+    void testChargedRoutesAnswer402AndTheRunBodyIsOneOf() {
+        RealRouter real;
+        rapidjson::Document d;
+        d.Parse(GenerateOpenApi(real.router.routes())->c_str());
+        const auto& paths = d["paths"];
+        CPPUNIT_ASSERT(paths["/core/v1/add_group"]["post"]["responses"].HasMember("402"));
+        CPPUNIT_ASSERT(paths["/core/v1/sigil_action"]["post"]["responses"].HasMember("402"));
+        CPPUNIT_ASSERT(paths["/core/v1/sigil_action"]["post"]["responses"].HasMember("429"));
+        CPPUNIT_ASSERT(!paths["/core/v1/list_groups"]["get"]["responses"].HasMember("402"));
+        const auto& body = paths["/core/v1/sigil_action"]["post"]["requestBody"]["content"]["application/json"]["schema"];
+        CPPUNIT_ASSERT_EQUAL(2u, body["oneOf"].Size());
+        CPPUNIT_ASSERT(body["example"].HasMember("code") && !body["example"].HasMember("ipfs_id"));
     }
 
     void testInvalidSchemaIsRefused() {
