@@ -14,7 +14,8 @@ import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startStack, SOURCE_DIR, BUILD_DIR, ethers } from './stack.mjs';
+import { startStack, httpsRequest, SOURCE_DIR, BUILD_DIR, ethers } from './stack.mjs';
+import https from 'node:https';
 
 const SIGIL = join(SOURCE_DIR, 'clients/cli/sigil.mjs');
 const DEV_URL = 'https://127.0.0.1:8443';
@@ -146,4 +147,27 @@ test('docs/actions.md: every action block answers as written, locally and on the
       }
     }
   }
+});
+
+test('/ answers a JSON index whose links lead to the OpenAPI document and Swagger UI; the document lists 402/429/503', async () => {
+  const agent = new https.Agent({ rejectUnauthorized: false });
+  const index = await httpsRequest(agent, `${stack.url}/`, 'GET');
+  assert.equal(index.status, 200, index.text);
+  assert.match(index.headers['content-type'], /application\/json/);
+  assert.equal(index.json.links.dashboard, '/dashboard/');
+  const swagger = await httpsRequest(agent, `${stack.url}${index.json.links.swagger_ui}`, 'GET');
+  assert.equal(swagger.status, 200);
+  const openapi = await httpsRequest(agent, `${stack.url}${index.json.links.openapi}`, 'GET');
+  assert.equal(openapi.status, 200);
+  const run = openapi.json.paths['/core/v1/sigil_action'].post;
+  for (const status of ['402', '403', '429', '503']) assert.ok(run.responses[status]?.content['application/json'].example, status);
+  assert.ok(openapi.json.paths['/core/v1/add_group'].post.responses['409']);
+  assert.equal(run.requestBody.content['application/json'].schema.oneOf.length, 2);
+  // Swagger UI's "Try it out" body is the schema's example: code only, which the service runs.
+  const example = run.requestBody.content['application/json'].schema.example;
+  const key = (await stack.request('POST', 'new_account', { body: {} })).json.api_key;
+  const tried = await stack.request('POST', 'sigil_action', { key, body: example });
+  assert.equal(tried.status, 403, tried.text);   // well-formed: refused only because no group lists it
+  assert.equal(tried.json.error.code, 'not_authorized');
+  agent.destroy();
 });
