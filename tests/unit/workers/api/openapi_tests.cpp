@@ -253,6 +253,19 @@ public:
         const auto& body = paths["/core/v1/sigil_action"]["post"]["requestBody"]["content"]["application/json"]["schema"];
         CPPUNIT_ASSERT_EQUAL(2u, body["oneOf"].Size());
         CPPUNIT_ASSERT(body["example"].HasMember("code") && !body["example"].HasMember("ipfs_id"));
+        // Every JSON request body comes with an example (Swagger UI's Try it out starts from it).
+        std::size_t bodies = 0;
+        for (auto p = paths.MemberBegin(); p != paths.MemberEnd(); ++p) {
+            for (auto op = p->value.MemberBegin(); op != p->value.MemberEnd(); ++op) {
+                if (!op->value.HasMember("requestBody")) continue;
+                const std::string where = std::string(op->name.GetString()) + " " + p->name.GetString();
+                if (where.find("/test/") != std::string::npos) continue;  // test-only routes
+                const auto& schema = op->value["requestBody"]["content"]["application/json"]["schema"];
+                CPPUNIT_ASSERT_MESSAGE(where, schema.HasMember("example"));
+                ++bodies;
+            }
+        }
+        CPPUNIT_ASSERT_MESSAGE(std::to_string(bodies), bodies >= 20);
     }
 
     void testInvalidSchemaIsRefused() {
