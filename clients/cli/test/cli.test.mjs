@@ -96,8 +96,12 @@ test('pkp, group, action deploy into the group, run by file and by CID with its 
   const worker = join(process.env.SIGIL_BUILD_DIR ?? join(import.meta.dirname, '../../../build'), 'bin/sigil-worker');
   assert.equal(state.cid, execFileSync(worker, ['--cid', file]).toString().trim());
   assert.equal(readFileSync(join(stack.gatewayDir, state.cid), 'utf8'), readFileSync(file, 'utf8'));
+  const again = await run(['action', 'deploy', file, '--group', state.group, '--name', 'signer v1']);
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stderr, /already registered: its metadata was updated\ngroup \d+ already lists it/);
   const actions = await run(['action', 'list', '--group', state.group, '--json']);
   assert.deepEqual(actions.json.map((a) => a.id), [ethers.keccak256(ethers.toUtf8Bytes(state.cid))]);
+  assert.equal(actions.json[0].name, 'signer v1');
 
   const params = JSON.stringify({ pkpId: state.pkp, message: 'from the cli' });
   const byFile = await run(['run', file, '--pkp', state.pkp, '--params', params]);

@@ -69,8 +69,23 @@ export const COMMANDS = [
       const uploaded = flags['no-upload'] ? [] : uploadToGateway(ctx.settings, cid, code);
       ctx.out.note(`cid ${cid}${uploaded.length ? `, uploaded to ${uploaded[0]}` : ''}`);
       const name = flags.name ?? file.split('/').pop();
-      await client.addAction({ action_ipfs_cid: cid, name, description: flags.description ?? '' });
-      if (group) await client.addActionToGroup({ group_id: group, action_ipfs_cid: cid });
+      // Deploying the same file again (the CID names the bytes) is not an error: the metadata is
+      // updated and a group that already lists the CID is left as it is.
+      try {
+        await client.addAction({ action_ipfs_cid: cid, name, description: flags.description ?? '' });
+      } catch (e) {
+        if (e.status !== 409) throw e;
+        await client.updateActionMetadata({ hashed_cid: cidHash(cid), name, description: flags.description ?? '' });
+        ctx.out.note('already registered: its metadata was updated');
+      }
+      if (group) {
+        try {
+          await client.addActionToGroup({ group_id: group, action_ipfs_cid: cid });
+        } catch (e) {
+          if (e.status !== 409) throw e;
+          ctx.out.note(`group ${group} already lists it`);
+        }
+      }
       const value = { cid, hashed_cid: cidHash(cid), uploaded_to: uploaded, group_id: group };
       ctx.out.result(value, (v) => [`deployed ${v.cid}${v.group_id ? ` in group ${v.group_id}` : ''}`,
         `run it: sigil run ${v.cid} --params '{}'${v.group_id ? '' : '   (after sigil group add-action ID ' + v.cid + ')'}`]);
