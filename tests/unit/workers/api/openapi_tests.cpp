@@ -266,6 +266,25 @@ public:
             }
         }
         CPPUNIT_ASSERT_MESSAGE(std::to_string(bodies), bodies >= 20);
+        // So does every success answer of the API (the attestation's, the OpenAPI document itself, the
+        // chain config and the action limits excepted: their values are the deployment's).
+        std::size_t answers = 0;
+        for (auto p = paths.MemberBegin(); p != paths.MemberEnd(); ++p) {
+            const std::string path = p->name.GetString();
+            if (path.find("/test/") != std::string::npos || path == "/attestation" || path == "/info" ||
+                path == "/core/v1/openapi.json" || path == "/core/v1/get_node_chain_config" ||
+                path == "/core/v1/get_action_client_config") {
+                continue;
+            }
+            for (auto op = p->value.MemberBegin(); op != p->value.MemberEnd(); ++op) {
+                const auto& ok = op->value["responses"]["200"];
+                if (!ok.HasMember("content")) continue;
+                CPPUNIT_ASSERT_MESSAGE(std::string(op->name.GetString()) + " " + path,
+                                       ok["content"]["application/json"]["schema"].HasMember("example"));
+                ++answers;
+            }
+        }
+        CPPUNIT_ASSERT_MESSAGE(std::to_string(answers), answers >= 30);
     }
 
     void testInvalidSchemaIsRefused() {
