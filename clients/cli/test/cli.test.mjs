@@ -193,3 +193,16 @@ test('sigil verify runs sigil-verify on the profile\'s service and CA', async ()
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.json.summary, /^OK SIMULATED/);
 });
+
+test('sigil verify --dev adds what scripts/start\'s banner passes (its expect.json, simulated quotes, rules 4 and 7)', async () => {
+  // What scripts/start writes to its home: the app id and the simulator's measurements.
+  const measured = JSON.parse(execFileSync(process.execPath, [TEE_SIM, '--print-measurements']).toString());
+  writeFileSync(join(stack.home, 'expect.json'), JSON.stringify({ app_id: stack.governance, ...measured }));
+  const r = await run(['verify', '--dev', '--json'], { SIGIL_HOME: stack.home });
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.json.summary, /^OK SIMULATED/);
+  const missing = await run(['verify', '--dev']);   // the CLI's own SIGIL_HOME runs no stack
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /stack_not_running: .*expect\.json is missing.*\n  fix: start it: scripts\/start/);
+});
+
