@@ -2,6 +2,8 @@
 // on fd 0 and the scoreboard in $SIGIL_SCOREBOARD_FD. Usage: sigil-worker -c CONFIG [--check]
 // Also: sigil-worker --cid FILE prints the file's CIDv0 (as `ipfs add --cid-version=0` would),
 // which scripts/ipfs-add uses to fill the development gateway.
+// And: sigil-worker --run-local FILE runs an action once in the real sandbox with throw-away keys
+// (workers/actions/local_run.h), which `sigil run --local` uses.
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -20,6 +22,7 @@
 #include <iterator>
 
 #include "common/cid.h"
+#include "workers/actions/local_run.h"
 #include "common/config.h"
 #include "common/handles.h"
 #include "common/log.h"
@@ -57,6 +60,7 @@ std::optional<long> EnvNumber(const char* name) {
 
 int main(int argc, char** argv) {
     using namespace sigil;
+    if (argc >= 2 && std::strcmp(argv[1], "--run-local") == 0) return workers::RunLocalMain(argc, argv);
     if (argc == 3 && std::strcmp(argv[1], "--cid") == 0) {
         std::ifstream in(argv[2], std::ios::binary);
         if (!in) {

@@ -185,7 +185,11 @@ Result<const keyd::PkpKeys*> RunOps::KeysFor(const rapidjson::Document& args, co
 Result<std::string> RunOps::PkpOp(std::string_view name, const rapidjson::Document& args) {
     common::Address20 pkp{};
     SIGIL_TRY(keys, KeysFor(args, &pkp));
-    SIGIL_TRY(key, common::PrivateKey::FromBytes((*keys)->signing_key.view()));
+    return PkpKeyOp(name, args, **keys);
+}
+
+Result<std::string> PkpKeyOp(std::string_view name, const rapidjson::Document& args, const keyd::PkpKeys& keys) {
+    SIGIL_TRY(key, common::PrivateKey::FromBytes(keys.signing_key.view()));
     if (name == "getPublicKey") return common::JsonQuote(common::HexEncode(key->PublicKey().Uncompressed(), true));
     if (name == "getPrivateKey") return common::JsonQuote(common::HexEncode(key->Secret().view(), true));
     if (name == "signEcdsa") {
@@ -212,12 +216,12 @@ Result<std::string> RunOps::PkpOp(std::string_view name, const rapidjson::Docume
     if (name == "encrypt") {
         if (!args.HasMember("message")) return BadOp("message is required");
         SIGIL_TRY(message, MessageArg(args["message"], "message"));
-        SIGIL_TRY(hex, common::EncryptToHex((*keys)->encryption_key, *message));
+        SIGIL_TRY(hex, common::EncryptToHex(keys.encryption_key, *message));
         return common::JsonQuote(*hex);
     }
     // decrypt
     if (!args.HasMember("ciphertext") || !args["ciphertext"].IsString()) return BadOp("ciphertext (hex) is required");
-    auto plain = common::DecryptFromHex((*keys)->encryption_key, args["ciphertext"].GetString());
+    auto plain = common::DecryptFromHex(keys.encryption_key, args["ciphertext"].GetString());
     if (!plain.ok()) return BadOp("decryption failed: wrong PKP or damaged ciphertext");
     std::string_view text(reinterpret_cast<const char*>(plain->data()), plain->size());
     if (!IsUtf8(text)) return BadOp("the decrypted bytes are not UTF-8 text");
@@ -233,6 +237,10 @@ Result<std::string> RunOps::Fetch(const rapidjson::Document& args, std::chrono::
         return OpLimit("fetch_limit", "the action made more than " + std::to_string(m_settings.max_fetch_count) +
                                           " fetch calls");
     }
+    return FetchOp(args, m_settings, left);
+}
+
+Result<std::string> FetchOp(const rapidjson::Document& args, const ActionSettings& settings, std::chrono::milliseconds left) {
     FetchRequest request;
     if (!args.HasMember("url") || !args["url"].IsString()) return BadOp("fetch needs a url");
     request.url = args["url"].GetString();
@@ -253,10 +261,10 @@ Result<std::string> RunOps::Fetch(const rapidjson::Document& args, std::chrono::
         }
     }
     FetchLimits limits;
-    limits.timeout_ms = static_cast<int>(std::min<std::int64_t>(m_settings.fetch_timeout_ms, left.count()));
-    limits.max_response_bytes = m_settings.fetch_max_response_bytes;
-    limits.allowed_addresses = m_settings.fetch_allowed_addresses;
-    limits.refused_hosts = m_settings.public_hosts;
+    limits.timeout_ms = static_cast<int>(std::min<std::int64_t>(settings.fetch_timeout_ms, left.count()));
+    limits.max_response_bytes = settings.fetch_max_response_bytes;
+    limits.allowed_addresses = settings.fetch_allowed_addresses;
+    limits.refused_hosts = settings.public_hosts;
     const common::ActivityScope activity(common::Activity::Fetch);
     SIGIL_TRY(response, workers::Fetch(request, limits));
     std::string headers = "{";

@@ -25,6 +25,16 @@
 
 namespace sigil::workers {
 
+// The PKP operations (signEcdsa, signMessage, signTypedData, getPublicKey, getPrivateKey, encrypt,
+// decrypt) on keys the caller has already authorized: the one implementation the service's runs and
+// `sigil-worker --run-local` (local_run.h, throw-away keys) share. Errors: InvalidInput "invalid_op".
+common::Result<std::string> PkpKeyOp(std::string_view name, const rapidjson::Document& args, const keyd::PkpKeys& keys);
+
+// One fetch op within `settings` (address policy, timeout, size) and the run's `left` time; the
+// caller counts fetches against max_fetch_count. Errors: "invalid_op" and those of workers::Fetch.
+common::Result<std::string> FetchOp(const rapidjson::Document& args, const ActionSettings& settings,
+                                    std::chrono::milliseconds left);
+
 class RunOps : public OpHandler {
 public:
     // Below this much of the run's time left, a chain call cannot be told apart from a node that

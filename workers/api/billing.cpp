@@ -97,6 +97,9 @@ Result<HttpResponse> PaymentsConfig(billing::Billing* b) {
     const std::string members = b->processor().ConfigMembers();
     return JsonResponse(200, "{\"processor\":" + common::JsonQuote(b->processor().Name()) +
                                  ",\"min_payment_cents\":" + std::to_string(b->settings().min_payment_cents) +
+                                 // What a call costs, so a client can show it before it spends (issue 25).
+                                 ",\"prices\":{\"write_cents\":" + std::to_string(b->settings().write_price_cents) +
+                                 ",\"run_second_cents\":" + std::to_string(b->settings().run_second_price_cents) + "}" +
                                  (members.empty() ? "" : "," + members) + "}");
 }
 
@@ -306,7 +309,8 @@ void ApplyWriteLayers(Router& router, Service& service, BillingContext context) 
     router.WrapHandlers([&service, b, charging](const Route& route, Handler handler) -> Handler {
         if (charging) {
             switch (route.charge) {
-                case Charge::None: break;
+                case Charge::None:
+                case Charge::RunTime: break;  // RunCharge in the run's handler (run.cpp)
                 case Charge::Write:
                 case Charge::WriteMovingBalance: handler = Charged(service, b, route, std::move(handler)); break;
                 case Charge::StarterCredit: handler = WithStarterCredit(b, std::move(handler)); break;

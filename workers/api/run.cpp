@@ -88,7 +88,8 @@ void AddRunRoutes(Router& router, Service& service, ActionRunner* runner, Billin
                 },
                 "Run an action (inline code or by CID) with a usage or account key; allowed only if a group the "
                 "key may execute on lists the action's CID and the PKP",
-                "actions", ApiSchema("run.json#/RunRequest"), ApiSchema("run.json#/RunResponse")});
+                "actions", ApiSchema("run.json#/RunRequest"), ApiSchema("run.json#/RunResponse"),
+                /*may_answer_pending=*/false, Charge::RunTime});
     // The deployed implementation's name for the same run, so its clients work unchanged; there a run
     // that did not complete answers non-2xx, since its SDK reads only the status (DESIGN.md section 4).
     router.Add({"POST", "/core/v1/lit_action", AuthRequirement::ApiKey, BodyKind::Json,
@@ -98,7 +99,8 @@ void AddRunRoutes(Router& router, Service& service, ActionRunner* runner, Billin
                 "Compatibility alias of sigil_action under the deployed implementation's name: the same run, "
                 "except that a run that did not complete (the script threw, a limit was hit) answers 400 (500 "
                 "when the sandbox failed) with the run's answer and a top-level message, instead of 200 with has_error",
-                "actions", ApiSchema("run.json#/RunRequest"), ApiSchema("run.json#/RunResponse")});
+                "actions", ApiSchema("run.json#/RunRequest"), ApiSchema("run.json#/RunResponse"),
+                /*may_answer_pending=*/false, Charge::RunTime});
     auto settings = std::make_shared<ActionSettings>();
     if (runner != nullptr) {
         *settings = runner->settings();

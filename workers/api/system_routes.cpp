@@ -41,6 +41,20 @@ common::Result<HttpResponse> Health(const SystemInfo& info) {
 }  // namespace
 
 void AddSystemRoutes(Router& router, const SystemInfo& info) {
+    // `/`: where a newcomer (or a script) finds everything else, instead of a bare 404 (issue 25).
+    router.Add({"GET", "/", AuthRequirement::None, BodyKind::None,
+                [info](RequestContext&) -> common::Result<HttpResponse> {
+                    return JsonResponse(
+                        200, "{\"service\":\"sigil\",\"version\":" + common::JsonQuote(info.version) +
+                                 ",\"api\":\"/core/v1\",\"links\":{\"openapi\":\"/core/v1/openapi.json\","
+                                 "\"swagger_ui\":\"/core/v1/swagger-ui/\",\"dashboard\":\"/dashboard/\","
+                                 "\"health\":\"/health\",\"attestation\":\"/attestation\",\"info\":\"/info\","
+                                 "\"evidences\":\"/evidences/\",\"action_client_config\":\"/core/v1/get_action_client_config\"},"
+                                 "\"docs\":{\"readme\":\"README.md\",\"actions\":\"docs/actions.md\","
+                                 "\"sdk\":\"clients/js/README.md\",\"cli\":\"clients/cli (sigil --help)\"}}");
+                },
+                "An index: links to the API, its OpenAPI document and Swagger UI, the dashboard and the docs", "system",
+                "", ApiSchema("system.json#/Index")});
     router.Add({"GET", "/health", AuthRequirement::None, BodyKind::None,
                 [info](RequestContext&) { return Health(info); },
                 "Liveness and worker pool summary", "system", "", ApiSchema("system.json#/Health")});

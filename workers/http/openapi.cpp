@@ -49,12 +49,23 @@ Value JsonContent(Value schema, Allocator& a) {
     return content;
 }
 
-Value ErrorResponse(std::string_view description, Allocator& a) {
+// An error answer with one example body (`code` and `message` as the service sends them).
+Value ErrorResponse(std::string_view description, Allocator& a, std::string_view code = "",
+                    std::string_view message = "") {
     Value ref(rapidjson::kObjectType);
     Set(ref, "$ref", Str(kErrorRef, a), a);
     Value resp(rapidjson::kObjectType);
     Set(resp, "description", Str(description, a), a);
-    Set(resp, "content", JsonContent(std::move(ref), a), a);
+    Value content = JsonContent(std::move(ref), a);
+    if (!code.empty()) {
+        Value error(rapidjson::kObjectType);
+        Set(error, "code", Str(code, a), a);
+        Set(error, "message", Str(message, a), a);
+        Value example(rapidjson::kObjectType);
+        Set(example, "error", std::move(error), a);
+        Set(content["application/json"], "example", std::move(example), a);
+    }
+    Set(resp, "content", std::move(content), a);
     return resp;
 }
 
@@ -187,23 +198,58 @@ common::Result<Value> Operation(const Route& route, const std::string& operation
             a);
         Set(responses, "202", std::move(pending), a);
     }
-    if (takes_input) Set(responses, "400", ErrorResponse("Invalid input (the error names the field)", a), a);
+    // Every status the route can answer, each with an example body (issue 25). Which ones follow from
+    // what the route declares: its input, its auth, its charge.
+    const bool charged = route.charge == Charge::Write || route.charge == Charge::WriteMovingBalance ||
+                         route.charge == Charge::RunTime;
+    if (takes_input) {
+        Set(responses, "400", ErrorResponse("Invalid input (the error names the field)", a, "invalid_field",
+                                            "group_id must be a positive integer"), a);
+    }
     if (authenticated) {
-        Set(responses, "401", ErrorResponse("Missing, unknown, revoked or expired API key", a), a);
-        Set(responses, "403", ErrorResponse("The key lacks the scope, or the operation is owner-only", a), a);
-        Set(responses, "404", ErrorResponse("Unknown account, group, key, wallet or action", a), a);
-        if (json_body) Set(responses, "409", ErrorResponse("Conflict with the current on-chain state", a), a);
+        Set(responses, "401", ErrorResponse("Missing, unknown, revoked or expired API key", a, "invalid_api_key",
+                                            "the API key is unknown, revoked or expired"), a);
+    }
+    if (charged) {
+        Set(responses, "402", ErrorResponse("Billing on: the account's credit (or the usage key's spend cap) does not cover "
+                                            "the write or one second of the run; nothing was done", a,
+                                            "insufficient_credit", "the account's balance is 0 credits; buy credits"), a);
+    }
+    if (authenticated) {
+        Set(responses, "403", ErrorResponse("The key lacks the scope, or the operation is owner-only", a, "missing_scope",
+                                            "this key may not manage actions in group 3"), a);
+        Set(responses, "404", ErrorResponse("Unknown account, group, key, wallet or action", a, "unknown_group",
+                                            "group 7 does not exist in this account"), a);
+        if (json_body) {
+            Set(responses, "409", ErrorResponse("Conflict with the current on-chain state, or a write's transaction "
+                                                "reverted or was dropped", a, "nothing_to_change",
+                                                "the group already lists this PKP"), a);
+        }
     }
     if (json_body) {
-        Set(responses, "413", ErrorResponse("Request body too large", a), a);
-        Set(responses, "415", ErrorResponse("The body is not application/json", a), a);
-        Set(responses, "422", ErrorResponse("Malformed JSON body", a), a);
+        Set(responses, "413", ErrorResponse("Request body too large", a, "body_too_large", "the body is larger than 1048576 bytes"), a);
+        Set(responses, "415", ErrorResponse("The body is not application/json", a, "unsupported_media_type",
+                                            "send Content-Type: application/json"), a);
+        Set(responses, "422", ErrorResponse("Malformed JSON body, or an Idempotency-Key reused with another body", a,
+                                            "malformed_json", "the body is not valid JSON"), a);
+    }
+    if (authenticated || route.charge == Charge::StarterCredit) {
+        Set(responses, "429", ErrorResponse("A rate or concurrency limit (runs in flight per key, the account-minting rate, "
+                                            "idempotency keys); Retry-After says when to try again", a, "too_many_runs",
+                                            "this key has 8 runs in flight; try again when one ends"), a);
     }
     if (authenticated) {
-        Set(responses, "502", ErrorResponse("The chain node or key service is unreachable", a), a);
+        Set(responses, "502", ErrorResponse("The chain node or key service is unreachable", a, "chain_unavailable",
+                                            "the chain node is not answering"), a);
+    }
+    Set(responses, "503", ErrorResponse("The instance is at its request bound (Retry-After: 1), its chain-bound share is "
+                                        "full, or a component (billing, the sandbox) is off or down", a, "overloaded",
+                                        "too many requests in flight; try again in a second"), a);
+    if (authenticated) {
         Set(responses, "504", ErrorResponse("The chain did not answer in time; a write whose transaction went out "
                                             "names it in error.tx_hash, and a retry with the same Idempotency-Key "
-                                            "follows that transaction instead of sending another", a), a);
+                                            "follows that transaction instead of sending another", a, "chain_timeout",
+                                            "the chain did not answer within 2000 ms"), a);
     }
     Set(responses, "default", ErrorResponse("Any other error", a), a);
     Set(op, "responses", std::move(responses), a);

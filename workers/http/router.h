@@ -39,6 +39,7 @@ enum class Charge {
     Write,               // a relayed write: the write price held before it, kept only when it answers 2xx
     WriteMovingBalance,  // a Write that replaces the account's admin wallet (conversion): the balance follows
     StarterCredit,       // mints an account: the customer its handler names in new_customer gets the starter credit
+    RunTime,             // an action run: its handler holds and charges the run's started seconds itself
 };
 
 // What a handler gets. `json` is set iff the route has a JSON body kind and a body was sent.

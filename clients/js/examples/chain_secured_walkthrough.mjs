@@ -29,10 +29,23 @@ export async function walkthrough({ baseUrl, fetch, admin, newAdmin }) {
     name: 'runner', description: 'runs the signing action', permissions: { execute_in_groups: [groupId] },
   });
 
-  // 6. Run the action with the usage key: it signs with the PKP.
+  // 6. Buy credits: an account created on chain starts with none, and a run is charged per started
+  //    second (billing is on under scripts/start). The chain processor: an intent the admin wallet
+  //    signs for (X-Wallet-Auth), then the token's approve and Payments.pay from that wallet, then
+  //    confirm. The dev chain's token (tUSD) has an open mint; elsewhere the wallet holds the token.
+  const intent = await client.createPaymentIntent({ amount_cents: 500, walletAuth: admin });
+  const { token, payments_contract, amount, reference } = intent.pay;
+  const tusd = new ethers.Contract(token, ['function mint(address, uint256)', 'function approve(address, uint256)'], admin);
+  await (await tusd.mint(admin.address, amount)).wait();
+  await (await tusd.approve(payments_contract, amount)).wait();
+  const payments = new ethers.Contract(payments_contract, ['function pay(bytes32, uint256)'], admin);
+  await (await payments.pay(reference, amount)).wait();
+  const { balance_cents } = await client.confirmPayment({ payment_intent_id: intent.payment_intent_id, walletAuth: admin });
+
+  // 7. Run the action with the usage key: it signs with the PKP.
   const runner = account.usageClient(usage_api_key);
   const run = await runner.runAction({ code, pkp_id: pkp.wallet_address, js_params: { pkpId: pkp.wallet_address } });
   const signer = ethers.verifyMessage('hello', run.response);
 
-  return { client, account, apiMode, api_key_hash, converted, pkp, cid, groupId, usage_api_key, run, signer };
+  return { client, account, apiMode, api_key_hash, converted, pkp, cid, groupId, usage_api_key, balance_cents, run, signer };
 }

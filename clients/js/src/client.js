@@ -242,6 +242,8 @@ export class SigilClient {
   version() { return this.request('GET', 'version', { auth: false }); }
   /// GET /health -> {status, version, keyd?, workers?}.
   health() { return this.request('GET', '/health', { auth: false }); }
+  /// GET /: the service's index of links (OpenAPI, Swagger UI, the dashboard, the docs).
+  index() { return this.request('GET', '/', { auth: false }); }
   /// GET /attestation -> {quote, event_log, vm_config} (503 attestation_unavailable without a TEE).
   attestation({ nonce } = {}) { return this.request('GET', '/attestation', { query: { nonce }, auth: false }); }
   /// GET /info -> {app_id, compose_hash, tcb_info} (503 attestation_unavailable without a TEE).

@@ -36,6 +36,7 @@ test('public endpoints: version, health, chain config, payers, limits, openapi, 
   assert.equal(typeof (await client.getActionClientConfig()).timeout_ms, 'number');
   assert.equal((await client.getActionIpfsId('console.log("hello")')), 'QmQCfF8RKXxtP41o9JBK79SkvLAiq8MadNk7KC2hQ1MRpL');
   assert.ok((await client.openApi()).paths);
+  assert.equal((await client.index()).links.openapi, '/core/v1/openapi.json');
   // No TEE agent on the test stack: a typed 503.
   await assert.rejects(client.attestation(), (e) => e instanceof UnavailableError && e.status === 503 && e.code === 'attestation_unavailable');
   await assert.rejects(client.info(), (e) => e instanceof UnavailableError && e.code === 'attestation_unavailable');
@@ -59,13 +60,13 @@ test('every route of the live openapi.json has a client method', async () => {
     '/core/v1/add_usage_api_key_with_signature': 'addUsageApiKeyWithSignature',
     '/core/v1/convert_to_chain_secured_account': 'convertToChainSecuredAccount', '/core/v1/sigil_action': 'runAction',
     '/core/v1/get_action_client_config': 'getActionClientConfig', '/health': 'health', '/core/v1/version': 'version',
-    '/attestation': 'attestation', '/info': 'info',
+    '/attestation': 'attestation', '/info': 'info', '/': 'index',
     '/core/v1/billing/payments_config': 'paymentsConfig', '/core/v1/billing/balance': 'balance',
     '/core/v1/billing/create_payment_intent': 'createPaymentIntent', '/core/v1/billing/confirm_payment': 'confirmPayment',
   };
   const { paths } = await client.openApi();
   for (const p of Object.keys(paths)) {
-    const full = p.startsWith('/core/') || p === '/health' || p === '/attestation' || p === '/info' ? p : `/core/v1${p}`;
+    const full = p.startsWith('/core/') || ['/', '/health', '/attestation', '/info'].includes(p) ? p : `/core/v1${p}`;
     if (full.startsWith('/core/v1/test/') || full.startsWith('/core/v1/swagger-ui')) continue;
     assert.ok(methods[full], `a client method for ${full}`);
     assert.equal(typeof client[methods[full]], 'function', `${methods[full]} for ${full}`);

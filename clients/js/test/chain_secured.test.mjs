@@ -25,7 +25,9 @@ let admin;
 let newAdmin;
 
 before(async () => {
-  stack = await startStack();
+  // scripts/start's billing (the chain processor, a starter credit of 1000): the walkthrough buys the
+  // credits its ChainSecured account's run needs, as a user of scripts/start must.
+  stack = await startStack({ billing: { lines: ['starter_credit_cents = 1000', 'starter_credit_budget_cents = 100000000'] } });
   const inner = stackFetch(stack);
   fetch = (url, init) => { sent += 1; return inner(url, init); };
   provider = stackProvider(stack);
@@ -70,7 +72,9 @@ test('the walkthrough end to end: create, convert, mint a PKP, register it, add 
   assert.equal(keys[0].api_key_hash, apiKeyHash(w.usage_api_key));
   assert.deepEqual(keys[0].can_execute_in_groups, [Number(w.groupId)]);
   assert.equal((await runner.listWallets()).length, 2, 'the PKP and the usage key\'s wallet');
-  // 6. the run signed with the PKP
+  // 6. the account, created on chain with no credit, bought 500 (the run is charged after the confirmation)
+  assert.equal(w.balance_cents, 500);
+  // 7. the run signed with the PKP
   assert.equal(w.run.has_error, false, JSON.stringify(w.run));
   assert.equal(w.signer, ethers.getAddress(w.pkp.wallet_address));
 });

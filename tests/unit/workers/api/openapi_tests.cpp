@@ -110,6 +110,7 @@ class OpenApiTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testEveryRouteDeclaresTheChargeBillingApplied);
     CPPUNIT_TEST(testQueryParametersAndRequestBody);
     CPPUNIT_TEST(testErrorResponsesFollowAuthAndBody);
+    CPPUNIT_TEST(testChargedRoutesAnswer402AndTheRunBodyIsOneOf);
     CPPUNIT_TEST(testInvalidSchemaIsRefused);
     CPPUNIT_TEST(testEveryRealRouteIsDocumented);
     CPPUNIT_TEST(testLaterRoutesAppearBecauseGenerationIsLazy);
@@ -134,6 +135,8 @@ public:
             Charge want = Charge::None;
             if (route.path == "/core/v1/new_account") {
                 want = Charge::StarterCredit;
+            } else if (route.path == "/core/v1/sigil_action") {
+                want = Charge::RunTime;  // its handler charges the run's seconds (declared for OpenAPI's 402)
             } else if (route.path == "/core/v1/convert_to_chain_secured_account") {
                 want = Charge::WriteMovingBalance;
             } else if (route.auth != AuthRequirement::None && route.path != "/core/v1/sigil_action" &&
@@ -224,6 +227,65 @@ public:
         CPPUNIT_ASSERT(pub.HasMember("default"));
         const auto& pub_post = d["paths"]["/core/v1/public"]["post"]["responses"];
         CPPUNIT_ASSERT(pub_post.HasMember("400") && pub_post.HasMember("422") && !pub_post.HasMember("401"));
+        // Every route may meet nginx's request bound (503); only authenticated ones a rate or concurrency
+        // limit (429); an uncharged route never 402. Each error answer carries an example body.
+        CPPUNIT_ASSERT(pub.HasMember("503") && !pub.HasMember("429") && !pub.HasMember("402"));
+        CPPUNIT_ASSERT(add.HasMember("429") && add.HasMember("503") && !add.HasMember("402"));
+        CPPUNIT_ASSERT_EQUAL(std::string("overloaded"),
+                             std::string(add["503"]["content"]["application/json"]["example"]["error"]["code"].GetString()));
+        for (auto it = add.MemberBegin(); it != add.MemberEnd(); ++it) {
+            const std::string status = it->name.GetString();
+            if (status == "200" || status == "default") continue;
+            CPPUNIT_ASSERT_MESSAGE(status, it->value["content"]["application/json"].HasMember("example"));
+        }
+    }
+
+    // A charged route (a relayed write, a run) documents 402; the run's body is exactly one of code and
+    // ipfs_id (oneOf), with an example that sends only one, as Swagger UI's "Try it out" does.
+    void testChargedRoutesAnswer402AndTheRunBodyIsOneOf() {
+        RealRouter real;
+        rapidjson::Document d;
+        d.Parse(GenerateOpenApi(real.router.routes())->c_str());
+        const auto& paths = d["paths"];
+        CPPUNIT_ASSERT(paths["/core/v1/add_group"]["post"]["responses"].HasMember("402"));
+        CPPUNIT_ASSERT(paths["/core/v1/sigil_action"]["post"]["responses"].HasMember("402"));
+        CPPUNIT_ASSERT(paths["/core/v1/sigil_action"]["post"]["responses"].HasMember("429"));
+        CPPUNIT_ASSERT(!paths["/core/v1/list_groups"]["get"]["responses"].HasMember("402"));
+        const auto& body = paths["/core/v1/sigil_action"]["post"]["requestBody"]["content"]["application/json"]["schema"];
+        CPPUNIT_ASSERT_EQUAL(2u, body["oneOf"].Size());
+        CPPUNIT_ASSERT(body["example"].HasMember("code") && !body["example"].HasMember("ipfs_id"));
+        // Every JSON request body comes with an example (Swagger UI's Try it out starts from it).
+        std::size_t bodies = 0;
+        for (auto p = paths.MemberBegin(); p != paths.MemberEnd(); ++p) {
+            for (auto op = p->value.MemberBegin(); op != p->value.MemberEnd(); ++op) {
+                if (!op->value.HasMember("requestBody")) continue;
+                const std::string where = std::string(op->name.GetString()) + " " + p->name.GetString();
+                if (where.find("/test/") != std::string::npos) continue;  // test-only routes
+                const auto& schema = op->value["requestBody"]["content"]["application/json"]["schema"];
+                CPPUNIT_ASSERT_MESSAGE(where, schema.HasMember("example"));
+                ++bodies;
+            }
+        }
+        CPPUNIT_ASSERT_MESSAGE(std::to_string(bodies), bodies >= 20);
+        // So does every success answer of the API (the attestation's, the OpenAPI document itself, the
+        // chain config and the action limits excepted: their values are the deployment's).
+        std::size_t answers = 0;
+        for (auto p = paths.MemberBegin(); p != paths.MemberEnd(); ++p) {
+            const std::string path = p->name.GetString();
+            if (path.find("/test/") != std::string::npos || path == "/attestation" || path == "/info" ||
+                path == "/core/v1/openapi.json" || path == "/core/v1/get_node_chain_config" ||
+                path == "/core/v1/get_action_client_config") {
+                continue;
+            }
+            for (auto op = p->value.MemberBegin(); op != p->value.MemberEnd(); ++op) {
+                const auto& ok = op->value["responses"]["200"];
+                if (!ok.HasMember("content")) continue;
+                CPPUNIT_ASSERT_MESSAGE(std::string(op->name.GetString()) + " " + path,
+                                       ok["content"]["application/json"]["schema"].HasMember("example"));
+                ++answers;
+            }
+        }
+        CPPUNIT_ASSERT_MESSAGE(std::to_string(answers), answers >= 30);
     }
 
     void testInvalidSchemaIsRefused() {

@@ -262,13 +262,22 @@ public:
         Router bare;
         AddSystemRoutes(bare, {"1", nullptr, nullptr});
         CPPUNIT_ASSERT_EQUAL(std::string("{\"status\":\"ok\",\"version\":\"1\"}"), bare.Dispatch(Req("GET", "/health")).body);
+        // `/` answers the JSON index with its links (issue 25), not a 404.
+        const auto index = bare.Dispatch(Req("GET", "/"));
+        CPPUNIT_ASSERT_EQUAL(200, index.status);
+        rapidjson::Document links;
+        links.Parse(index.body.c_str());
+        CPPUNIT_ASSERT(!links.HasParseError());
+        CPPUNIT_ASSERT_EQUAL(std::string("/core/v1/swagger-ui/"), std::string(links["links"]["swagger_ui"].GetString()));
+        CPPUNIT_ASSERT_EQUAL(std::string("/dashboard/"), std::string(links["links"]["dashboard"].GetString()));
+        CPPUNIT_ASSERT_EQUAL(std::string("docs/actions.md"), std::string(links["docs"]["actions"].GetString()));
     }
     void testRouteTableIsExposed() {
         Router router;
         AddSystemRoutes(router, {"1", nullptr, nullptr});
         AddAttestationRoutes(router, {});
         AddTestRoutes(router);
-        CPPUNIT_ASSERT_EQUAL(std::size_t{6}, router.routes().size());
+        CPPUNIT_ASSERT_EQUAL(std::size_t{7}, router.routes().size());  // `/` (the index) included
         for (const auto& r : router.routes()) {
             CPPUNIT_ASSERT(!r.summary.empty());
             if (!r.response_schema.empty()) {

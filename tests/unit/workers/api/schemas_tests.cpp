@@ -33,7 +33,9 @@ public:
     }
 
     void testRefSplicesTheReferencedMembers() {
-        CPPUNIT_ASSERT_EQUAL(std::string(R"~({"type":"object","required":["hashed_cid"],"properties":{"hashed_cid":)~"
+        CPPUNIT_ASSERT_EQUAL(std::string(R"~({"example":{"hashed_cid":"0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e)~"
+                                         R"~(5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e"},)~"
+                                         R"~("type":"object","required":["hashed_cid"],"properties":{"hashed_cid":)~"
                                          R"~({"type":"string","pattern":"^0x[0-9a-fA-F]{64}$",)~"
                                          R"~("description":"0x + keccak256(utf8(CID))"}}})~"),
                              ApiSchema("actions.json#/DeleteActionRequest"));
