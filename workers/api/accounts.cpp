@@ -1,5 +1,7 @@
 // Accounts and usage keys: new_account, account_exists, add/update/remove usage keys, list_api_keys.
+#include <cctype>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/base64.h"
@@ -79,7 +81,20 @@ Result<Permissions> ReadPermissions(const JsonBody& body) {
     return p;
 }
 
-// The usage key named in a body, as its on-chain hash. The master key is refused here: the
+// Whether `text` is a key's hash as listings show it (api_key_hash): 0x + 64 hex digits, either
+// case. No key value has that shape (a key is base64 of 32 bytes: 44 characters ending in '='), so
+// the form alone says which of the two a client sent.
+bool IsKeyHashForm(std::string_view text) {
+    if (text.size() != 66 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X')) return false;
+    for (std::size_t i = 2; i < text.size(); ++i) {
+        if (!std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
+    }
+    return true;
+}
+
+// The usage key named in a body, as its on-chain hash: the key's value (hashed here), or its hash
+// itself (0x + 64 hex, as list_api_keys answers it), since listings never return key values and
+// the deployed implementation accepts both. The master key is refused here in either form: the
 // contract would treat its hash as "owner" and never as a usage key, so no request on it can mean
 // anything sensible (and a 400 is clearer than the contract's conflict).
 Result<Uint256> ReadUsageKeyHash(const JsonBody& body, const Caller& caller) {
@@ -87,7 +102,13 @@ Result<Uint256> ReadUsageKeyHash(const JsonBody& body, const Caller& caller) {
     if (key->empty()) {
         return MakeError(ErrorKind::InvalidInput, "invalid_usage_api_key", "usage_api_key must not be empty");
     }
-    const Uint256 hash = ApiKeyHash(*key);
+    Uint256 hash;
+    if (IsKeyHashForm(*key)) {
+        SIGIL_TRY(parsed, Uint256::FromHex(*key));
+        hash = *parsed;
+    } else {
+        hash = ApiKeyHash(*key);
+    }
     common::Wipe(key->data(), key->size());
     if (hash == caller.account_hash) {
         return MakeError(ErrorKind::InvalidInput, "master_key_not_usage_key",
