@@ -13,12 +13,12 @@ import * as billing from './pages/billing.js';
 import * as attestation from './pages/attestation.js';
 
 const PAGES = { keys, groups, pkps, actions, run, billing, attestation };
-// What each sign-in may open: a wallet without a key reads no lists through the API (they need a
-// key), so it gets billing and attestation; the keys page is the account key's alone (owner-only).
+// What each sign-in may open: managing keys is the owner's alone (the account key, the admin wallet);
+// runs need a key, so a wallet makes a usage key on the keys page and signs in with it to run.
 const ALLOWED = {
   [Kind.Account]: Object.keys(PAGES),
   [Kind.Usage]: ['groups', 'pkps', 'actions', 'run', 'billing', 'attestation'],
-  [Kind.Wallet]: ['billing', 'attestation'],
+  [Kind.Wallet]: ['keys', 'groups', 'pkps', 'actions', 'billing', 'attestation'],
   none: ['attestation'],
 };
 

@@ -3,8 +3,9 @@
 // billing on. With a key: sign in, create a PKP and a group, add the PKP, register an action into the
 // group, run it and see its answer, logs and cost; keys with their scopes as checkboxes. With a
 // wallet: an EIP-1193 provider injected for the test (its requests answered by an ethers Wallet in
-// this process) signs in, creates a ChainSecured account and buys credits, every transaction first
-// previewed decoded in the page; a rejected preview sends nothing.
+// this process) signs in, creates a ChainSecured account, mints a PKP and a usage key through the
+// EIP-712 endpoints and sets up a group on chain, and buys credits; every transaction and signature is
+// first previewed decoded in the page, and a rejected preview sends nothing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
@@ -294,7 +295,13 @@ async function previewSays(...wants) {
   return shown;
 }
 
-test('wallet sign-in: a ChainSecured account created and credits bought, each transaction previewed decoded first', async () => {
+// Presses Sign in the preview after checking it names everything in `wants`.
+async function approve(...wants) {
+  await previewSays(...wants);
+  await page.click('#wallet-preview-sign');
+}
+
+test('wallet sign-in: a ChainSecured account created and run through the direct path, every transaction and signature previewed decoded first', async () => {
   await page.click('#sign-out');
   await page.click('#signin-wallet');
   await page.locator('#wallet-no-account').waitFor({ state: 'visible' });
@@ -309,32 +316,81 @@ test('wallet sign-in: a ChainSecured account created and credits bought, each tr
   assert.equal(await testWallet.provider.getTransactionCount(testWallet.address), nonce);
 
   await page.click('#create-chain-secured');
-  await previewSays(/newChainSecuredAccount\(\)/);
-  await page.click('#wallet-preview-sign');
+  await approve(/newChainSecuredAccount\(\)/);
   await page.waitForFunction(() => /admin of the ChainSecured account 0x[0-9a-f]{64}/.test(document.querySelector('#whoami').textContent));
-  await page.locator('#page-billing').waitFor({ state: 'visible' });
 
-  // The balance needs a BillingAuth signature: previewed as typed data.
-  await previewSays(/BillingAuth/, /Sigil ChainSecured v1/);
-  await page.click('#wallet-preview-sign');
+  // A PKP: the service mints it for a CreateWallet signature, the wallet registers it on chain.
+  await open('pkps');
+  await page.fill('#pkp-name', 'wallet pkp');
+  await page.click('#pkp-add');
+  await approve(/CreateWallet/, /Sigil ChainSecured v1/);
+  await approve(/registerWalletDerivation\(uint256,address,uint256,string,string\)/, /wallet pkp/);
+  const walletPkp = /0x[0-9a-f]{40}/.exec(await statusSays('#pkps-status', /PKP 0x[0-9a-f]{40} created/))[0];
+  await page.locator(`#pkps-table tr[data-pkp-id="${walletPkp}"]`).waitFor();
+
+  await open('groups');
+  await page.fill('#group-name', 'wallet group');
+  await page.click('#group-add');
+  await approve(/addGroup\(/, /wallet group/);
+  const walletGroup = /group (\d+) created/.exec(await statusSays('#groups-status', /group \d+ created/))[1];
+  await page.selectOption('#group-pkp-group', walletGroup);
+  await page.selectOption('#group-pkp-pkp', walletPkp);
+  await page.click('#group-pkp-add');
+  await approve(/addPkpToGroup\(/);
+  await statusSays('#groups-status', /added to group/);
+
+  await open('actions');
+  await page.fill('#action-code', ACTION);
+  await page.fill('#action-name', 'wallet greeter');
+  await page.selectOption('#action-group', walletGroup);
+  await page.click('#action-register');
+  await approve(/addAction\(/, new RegExp(keccakText(cid)));
+  await approve(/addActionToGroup\(/);
+  await statusSays('#actions-status', /registered .* and added to group/);
+
+  // A usage key: minted for an AddUsageApiKey signature, registered and given its scopes by the wallet.
+  await open('keys');
+  await page.fill('#key-name', 'wallet runner');
+  await page.check(`#key-add-scopes input[name="execute_in_groups:${walletGroup}"]`);
+  await page.click('#key-add');
+  await approve(/AddUsageApiKey/);
+  await approve(/registerWalletDerivation\(/);
+  await approve(/setUsageApiKey\(/, /wallet runner/);
+  await statusSays('#keys-status', /key created/);
+  const walletKey = await text('#key-new-value');
+  const row = page.locator(`#keys-table tr[data-key-hash="${keccakText(walletKey)}"]`);
+  await row.waitFor();
+  assert.equal(await row.locator(`input[name="execute_in_groups:${walletGroup}"]`).isChecked(), true);
+
+  // Billing: the balance needs a BillingAuth signature; credits are bought with the wallet's tokens.
+  await open('billing');
+  await approve(/BillingAuth/, /Sigil ChainSecured v1/);
   await page.waitForFunction(() => /cents/.test(document.querySelector('#billing-balance').textContent));
   assert.match(await text('#billing-balance'), /\(0 cents\)/);
-
   await page.fill('#billing-amount', '500');
   await page.click('#billing-mint');
-  await previewSays(/mint\(address,uint256\)/, /payment token/);
-  await page.click('#wallet-preview-sign');
+  await approve(/mint\(address,uint256\)/, /payment token/);
   await statusSays('#billing-status', /minted 5\.0 tokens/);
-
   await page.click('#billing-buy');
-  const approve = await previewSays(/approve\(address,uint256\)/);
-  assert.match(approve, new RegExp(stack.payments, 'i'));
-  assert.match(approve, /5\.0 tokens/);
+  const approval = await previewSays(/approve\(address,uint256\)/, /5\.0 tokens/);
+  assert.match(approval, new RegExp(stack.payments, 'i'));
   await page.click('#wallet-preview-sign');
-  await previewSays(/pay\(bytes32,uint256\)/, /Payments/);
-  await page.click('#wallet-preview-sign');
+  await approve(/pay\(bytes32,uint256\)/, /Payments/);
   await statusSays('#billing-status', /credited 500 cents; balance 500 cents/);
   assert.match(await text('#billing-balance'), /\(500 cents\)/);
+
+  // The wallet's usage key runs the action on the wallet's PKP.
+  await page.click('#sign-out');
+  await signIn(walletKey, /usage key/);
+  await open('actions');
+  await page.fill('#action-code', ACTION);
+  await open('run');
+  await page.selectOption('#run-pkp', walletPkp);
+  await page.fill('#run-params', '{"name": "wallet"}');
+  await page.click('#run-submit');
+  await statusSays('#run-status', /the action ran$/);
+  assert.deepEqual(JSON.parse(await text('#run-response')), { greeting: 'hello wallet' });
+  assert.match(await text('#run-cost'), /^[1-9]\d* cents \(balance 500 -> \d+\)$/);
 });
 
 test('attestation page: the rules a browser can check, and why the others are not', async () => {

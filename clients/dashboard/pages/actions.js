@@ -2,7 +2,8 @@
 // gateways serve it under), registering its metadata, and adding it to a group in the same step.
 import { session } from '../session.js';
 import { $, el, fill, busy, say, shortHash } from '../ui.js';
-import { listActions, listGroups, fillSelects } from './lists.js';
+import { fillSelects } from './lists.js';
+import { listActions, listGroups, addAction, addActionToGroup } from './account_ops.js';
 
 /// The code in the editor (the runner's "code on the Actions page").
 export const currentCode = () => $('#action-code').value;
@@ -39,9 +40,9 @@ export function init() {
     ev.preventDefault();
     busy($('#action-register'), status(), async () => {
       const cid = await computeCid();
-      const { hashed_cid } = await session.client.addAction({ action_ipfs_cid: cid, name: $('#action-name').value, description: $('#action-description').value });
+      const hashed_cid = await addAction({ action_ipfs_cid: cid, name: $('#action-name').value, description: $('#action-description').value });
       const group = $('#action-group').value;
-      if (group) await session.client.addActionToGroup({ group_id: Number(group), action_ipfs_cid: cid });
+      if (group) await addActionToGroup({ group_id: Number(group), action_ipfs_cid: cid });
       say(status(), `action ${cid} registered (hash ${shortHash(hashed_cid)})${group ? ` and added to group ${group}` : ''}`);
       await render();
     });

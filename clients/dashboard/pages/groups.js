@@ -1,8 +1,8 @@
 // Groups page: the account's groups with their PKPs and action CID hashes, new groups, and adding a
 // PKP or an action (raw CID) to one.
-import { session } from '../session.js';
 import { $, el, fill, busy, say, shortHash } from '../ui.js';
-import { listGroups, listPkps, fillSelects } from './lists.js';
+import { fillSelects } from './lists.js';
+import { listGroups, listPkps, addGroup, removeGroup, addPkpToGroup, addActionToGroup } from './account_ops.js';
 
 async function render() {
   const [groups, pkps] = await Promise.all([listGroups(), listPkps()]);
@@ -11,7 +11,7 @@ async function render() {
     const remove = el('button', { type: 'button', class: 'group-remove' }, 'Delete');
     remove.addEventListener('click', () => busy(remove, status, async () => {
       if (!window.confirm(`Delete group ${g.id} (${g.name})? Keys lose what it allowed.`)) return;
-      await session.client.removeGroup(g.id);
+      await removeGroup(g.id);
       say(status, `group ${g.id} deleted`);
       await render();
     }));
@@ -30,7 +30,7 @@ export function init() {
   $('#group-add-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     busy($('#group-add'), status(), async () => {
-      const { group_id } = await session.client.addGroup({ group_name: $('#group-name').value, group_description: $('#group-description').value });
+      const group_id = await addGroup({ name: $('#group-name').value, description: $('#group-description').value });
       say(status(), `group ${group_id} created`);
       await render();
     });
@@ -41,7 +41,7 @@ export function init() {
       const group_id = Number($('#group-pkp-group').value);
       const pkp_id = $('#group-pkp-pkp').value;
       if (!pkp_id) throw new Error('create a PKP first (PKPs page)');
-      await session.client.addPkpToGroup({ group_id, pkp_id });
+      await addPkpToGroup({ group_id, pkp_id });
       say(status(), `PKP ${pkp_id} added to group ${group_id}`);
       await render();
     });
@@ -50,7 +50,7 @@ export function init() {
     ev.preventDefault();
     busy($('#group-action-add'), status(), async () => {
       const group_id = Number($('#group-action-group').value);
-      await session.client.addActionToGroup({ group_id, action_ipfs_cid: $('#group-action-cid').value.trim() });
+      await addActionToGroup({ group_id, action_ipfs_cid: $('#group-action-cid').value.trim() });
       say(status(), `action added to group ${group_id}`);
       await render();
     });

@@ -1,8 +1,7 @@
 // Keys page: the account's usage keys with their scopes as checkboxes, new keys (the value shown
 // once), scope changes and revocation, both by the key's hash (listing never returns values).
-import { session } from '../session.js';
 import { $, el, fill, busy, say, shortHash } from '../ui.js';
-import { listGroups, listKeys } from './lists.js';
+import { listGroups, listKeys, addUsageKey, updateUsageKeyScopes, removeUsageKey } from './account_ops.js';
 import { scopeEditor } from './scopes.js';
 
 let addEditor = null;
@@ -18,12 +17,12 @@ async function render() {
     const save = el('button', { type: 'button', class: 'key-save' }, 'Save scopes');
     const revoke = el('button', { type: 'button', class: 'key-revoke' }, 'Revoke');
     save.addEventListener('click', () => busy(save, status, async () => {
-      await session.client.updateUsageApiKey({ usage_api_key: k.api_key_hash, ...editor.value() });
+      await updateUsageKeyScopes(k, editor.value());
       say(status, `scopes of ${k.name || shortHash(k.api_key_hash)} saved`);
     }));
     revoke.addEventListener('click', () => busy(revoke, status, async () => {
       if (!window.confirm(`Revoke the key ${k.name || k.api_key_hash}? Runs with it stop at once.`)) return;
-      await session.client.removeUsageApiKey(k.api_key_hash);
+      await removeUsageKey(k.api_key_hash);
       say(status, `key ${k.name || shortHash(k.api_key_hash)} revoked`);
       await render();
     }));
@@ -41,8 +40,7 @@ export function init() {
     ev.preventDefault();
     const status = $('#keys-status');
     busy($('#key-add'), status, async () => {
-      const body = { name: $('#key-name').value, description: $('#key-description').value, ...addEditor.value() };
-      const { usage_api_key } = await session.client.addUsageApiKey(body);
+      const usage_api_key = await addUsageKey({ name: $('#key-name').value, description: $('#key-description').value, permissions: addEditor.value() });
       $('#key-new-value').value = usage_api_key;
       $('#key-new-out').hidden = false;
       say(status, 'key created: copy its value now, it is not shown again');

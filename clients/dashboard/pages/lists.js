@@ -1,26 +1,9 @@
-// The account's groups and PKPs, which several pages offer in <select>s (add a PKP to a group, add an
-// action to a group, pick a run's PKP). Read through the service with the signed-in key.
-import { session } from '../session.js';
+// The account's groups and PKPs as several pages offer them in <select>s (add a PKP to a group, add
+// an action to a group, pick a run's PKP); account_ops.js reads them.
 import { el, fill } from '../ui.js';
 
-const PAGE = 100;
-
-/// Every page of a list endpoint (page_number counts from 0) until a short page.
-async function all(fetchPage) {
-  const out = [];
-  for (let page = 0; ; page += 1) {
-    const items = await fetchPage({ page_number: page, page_size: PAGE });
-    out.push(...items);
-    if (items.length < PAGE) return out;
-  }
-}
-
-export const listGroups = () => all((q) => session.client.listGroups(q));
-export const listPkps = () => all((q) => session.client.listWallets(q));
-export const listActions = () => all((q) => session.client.listActions(q));
 /// A PKP's id as the dashboard shows and sends it: its address in lower case (the API takes any case).
 export const pkpIdOf = (p) => String(p.pkp_id ?? p.wallet_address).toLowerCase();
-export const listKeys = () => all((q) => session.client.listApiKeys(q));
 
 /// Fills every select.group-select / select.pkp-select in `root` (a data-none attribute adds an empty choice).
 export function fillSelects(root, { groups, pkps }) {

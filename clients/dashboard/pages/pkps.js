@@ -1,7 +1,7 @@
 // PKPs page: the account's PKPs (wallets whose keys the service derives for runs) and new ones.
-import { session } from '../session.js';
 import { $, el, fill, busy, say } from '../ui.js';
-import { listPkps, pkpIdOf } from './lists.js';
+import { pkpIdOf } from './lists.js';
+import { listPkps, createPkp } from './account_ops.js';
 
 async function render() {
   const pkps = await listPkps();
@@ -15,7 +15,7 @@ export function init() {
     ev.preventDefault();
     const status = $('#pkps-status');
     busy($('#pkp-add'), status, async () => {
-      const { wallet_address } = await session.client.createWallet({ name: $('#pkp-name').value, description: $('#pkp-description').value });
+      const wallet_address = await createPkp({ name: $('#pkp-name').value, description: $('#pkp-description').value });
       say(status, `PKP ${wallet_address.toLowerCase()} created`);
       await render();
     });

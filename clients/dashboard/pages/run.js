@@ -3,7 +3,8 @@
 // browser measured it, and the cost as the change in the account's balance when billing is on.
 import { session } from '../session.js';
 import { $, busy, say, show as showValue } from '../ui.js';
-import { listPkps, fillSelects } from './lists.js';
+import { fillSelects } from './lists.js';
+import { listPkps } from './account_ops.js';
 import { currentCode } from './actions.js';
 
 // The balance in cents, or null when the server runs without billing (404 billing_disabled) or the
