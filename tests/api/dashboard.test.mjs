@@ -8,17 +8,10 @@
 // first previewed decoded in the page, and a rejected preview sends nothing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startStack, ethers, SOURCE_DIR, keccakText, assertOk } from './stack.mjs';
+import { startStack, ethers, keccakText, assertOk } from './stack.mjs';
+import { openBrowser } from './browser.mjs';
 
-const require = createRequire(join(SOURCE_DIR, 'package.json'));
-const { chromium } = require('playwright-core');
-
-const CHROMIUM = process.env.SIGIL_CHROMIUM ?? '/usr/bin/chromium';
 const ACTION = `async function main(params) {
   console.log('hi ' + params.name);
   if (params.fail) throw new Error('boom');
@@ -26,68 +19,23 @@ const ACTION = `async function main(params) {
 }`;
 
 let stack;
+let browser;
 let context;
-let userDataDir;
 let page;
-const pageErrors = [];
+let pageErrors;
 let testWallet;
 
-// The injected wallet's backend: an ethers Wallet on the stack's anvil answering EIP-1193 requests.
-async function answerWallet(method, params) {
-  const provider = testWallet.provider;
-  switch (method) {
-    case 'eth_requestAccounts':
-    case 'eth_accounts':
-      return [testWallet.address];
-    case 'eth_sendTransaction': {
-      const tx = params[0];
-      const sent = await testWallet.sendTransaction({
-        to: tx.to, data: tx.data, value: BigInt(tx.value ?? 0), gasLimit: tx.gas ? BigInt(tx.gas) : undefined,
-      });
-      return sent.hash;
-    }
-    case 'eth_signTypedData_v4': {
-      const td = JSON.parse(params[1]);
-      const { EIP712Domain, ...types } = td.types;
-      return testWallet.signTypedData(td.domain, types, td.message);
-    }
-    default:
-      return provider.send(method, params);
-  }
-}
-
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium (scripts/setup installs it)`);
   stack = await startStack({ workers: 2, billing: { lines: ['starter_credit_cents = 1000'] } });
   const provider = new ethers.JsonRpcProvider(stack.rpcUrl, undefined, { staticNetwork: true, pollingInterval: 50, cacheTimeout: -1 });
   testWallet = ethers.Wallet.createRandom().connect(provider);
   await provider.send('anvil_setBalance', [testWallet.address, '0x8ac7230489e80000']);
-  userDataDir = mkdtempSync(join(tmpdir(), 'sigil-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    ignoreHTTPSErrors: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-  // Test-only injection: the page sees window.ethereum; its requests come here.
-  await context.exposeFunction('__sigilTestWallet', answerWallet);
-  await context.addInitScript(() => {
-    window.ethereum = {
-      request: ({ method, params }) => window.__sigilTestWallet(method, params ?? []),
-      on() {},
-      removeListener() {},
-    };
-  });
-  page = context.pages()[0] ?? await context.newPage();
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
-  page.setDefaultTimeout(30000);
+  browser = await openBrowser({ wallet: testWallet });
+  ({ context, page, pageErrors } = browser);
 });
 
 after(async () => {
-  await context?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await browser?.close();
   await stack?.stop();
 });
 

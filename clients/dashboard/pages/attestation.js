@@ -75,14 +75,26 @@ async function rulesFromInfo(results) {
   } catch (e) {
     results[3] = [FAIL, `the compose file does not parse: ${e.message}`];
   }
-  if (!session.wallet) {
-    results[8] = [NOT_CHECKED, 'connect a wallet (Billing or sign-in) to read the governance contract through it, or run sigil-verify'];
+  const provider = await chainReader();
+  if (typeof provider === 'string') {
+    results[8] = [NOT_CHECKED, provider];
   } else {
     const gov = new ethers.Contract(ethers.getAddress(`0x${String(info.app_id).replace(/^0x/, '')}`),
-      ['function allowedComposeHashes(bytes32) view returns (bool)'], session.wallet.provider);
+      ['function allowedComposeHashes(bytes32) view returns (bool)'], provider);
     const allowed = await gov.allowedComposeHashes(`0x${claimed}`);
     results[8] = allowed ? [PASS, `governance ${info.app_id} allows 0x${claimed}`] : [FAIL, `governance ${info.app_id} does not allow 0x${claimed}`];
   }
+}
+
+// A provider on the service's chain for rule 8's read: the signed-in wallet's, else window.ethereum's
+// (a read needs no account, so nothing is asked of the user); a string says why there is none.
+async function chainReader() {
+  if (session.wallet) return session.wallet.provider;
+  if (!window.ethereum?.request) return 'no wallet in this browser to read the governance contract through: run sigil-verify';
+  const provider = new ethers.BrowserProvider(window.ethereum);
+  const { chain_id } = await session.publicClient().getNodeChainConfig();
+  const { chainId } = await provider.getNetwork();
+  return BigInt(chainId) === BigInt(chain_id) ? provider : `the wallet is on chain ${chainId}, the service on chain ${chain_id}: switch it to read the governance contract`;
 }
 
 async function ruleFive(results) {
