@@ -99,6 +99,9 @@ test('nginx serves the dashboard, the SDK modules and ethers, and nothing else o
     assert.ok(res.status === 404 || res.status === 400, `${path}: ${res.status}`);
     if (res.status === 404) assert.equal(res.json?.error?.code, 'not_found', path);
   }
+  // Compressed (static code only): ethers' build is 522 kB as it is.
+  const ethersJs = await context.request.get(`${stack.url}/dashboard/vendor/ethers.js`, { headers: { 'Accept-Encoding': 'gzip' } });
+  assert.equal(ethersJs.headers()['content-encoding'], 'gzip');
   const bare = await get('/dashboard');
   assert.equal(bare.status, 301);
 });

@@ -3,7 +3,6 @@
 // the wallet), and named with the reason where it cannot. sigil-verify (clients/js/src/verify) checks
 // all eight outside the browser; the checks here follow its rules with the browser's own tools.
 import { ethers } from 'ethers';
-import { parse as parseYaml } from 'yaml';
 import { session } from '../session.js';
 import { $, el, fill, busy, say } from '../ui.js';
 
@@ -45,7 +44,9 @@ async function get(path) {
   return res;
 }
 
-function unpinned(composeYaml) {
+// yaml (some sixty modules) is loaded when a check first needs it, not with every page.
+async function unpinned(composeYaml) {
+  const { parse: parseYaml } = await import('yaml');
   const doc = parseYaml(composeYaml, { maxAliasCount: 100 });
   const services = Object.entries(doc?.services ?? {});
   if (services.length === 0) return ['the compose file has no services'];
@@ -70,7 +71,7 @@ async function rulesFromInfo(results) {
   const claimed = String(info.compose_hash ?? '').replace(/^0x/, '').toLowerCase();
   results[2] = hash === claimed ? [PASS, `SHA-256(app_compose) = ${hash}`] : [FAIL, `SHA-256(app_compose) is ${hash}, compose_hash says ${claimed}`];
   try {
-    const problems = unpinned(JSON.parse(compose).docker_compose_file);
+    const problems = await unpinned(JSON.parse(compose).docker_compose_file);
     results[3] = problems.length ? [FAIL, problems.join('; ')] : [PASS, 'every service\'s image is pinned by @sha256'];
   } catch (e) {
     results[3] = [FAIL, `the compose file does not parse: ${e.message}`];
