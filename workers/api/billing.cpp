@@ -97,6 +97,9 @@ Result<HttpResponse> PaymentsConfig(billing::Billing* b) {
     const std::string members = b->processor().ConfigMembers();
     return JsonResponse(200, "{\"processor\":" + common::JsonQuote(b->processor().Name()) +
                                  ",\"min_payment_cents\":" + std::to_string(b->settings().min_payment_cents) +
+                                 // What a call costs, so a client can show it before it spends (issue 25).
+                                 ",\"prices\":{\"write_cents\":" + std::to_string(b->settings().write_price_cents) +
+                                 ",\"run_second_cents\":" + std::to_string(b->settings().run_second_price_cents) + "}" +
                                  (members.empty() ? "" : "," + members) + "}");
 }
 
