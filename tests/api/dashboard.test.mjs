@@ -318,6 +318,9 @@ test('wallet sign-in: a ChainSecured account created and run through the direct 
   await approve(/BillingAuth/, /Sigil ChainSecured v1/);
   await page.waitForFunction(() => /cents/.test(document.querySelector('#billing-balance').textContent));
   assert.match(await text('#billing-balance'), /\(0 cents\)/);
+  // The prices payments_config publishes (cli's "billing: ... prices"), as the page words them.
+  const { prices } = (await stack.request('GET', 'billing/payments_config')).json;
+  assert.equal(await text('#billing-prices'), `${prices.write_cents} cents per relayed write; ${prices.run_second_cents} cents per started second of a run`);
   await page.fill('#billing-amount', '500');
   await page.click('#billing-mint');
   await approve(/mint\(address,uint256\)/, /payment token/);

@@ -33,8 +33,8 @@ async function render() {
     ? `on chain ${cfg.chain_id}: token ${cfg.token} (${cfg.token_decimals} decimals), Payments contract ${cfg.payments_contract}; minimum ${cents(cfg.min_payment_cents)}`
     : `${cfg.processor}; minimum ${cents(cfg.min_payment_cents)}`;
   const prices = [];
-  if (cfg.write_price_cents !== undefined) prices.push(`${cfg.write_price_cents} cents per write`);
-  if (cfg.run_second_price_cents !== undefined) prices.push(`${cfg.run_second_price_cents} cents per started second of a run`);
+  if (cfg.prices?.write_cents !== undefined) prices.push(`${cfg.prices.write_cents} cents per relayed write`);
+  if (cfg.prices?.run_second_cents !== undefined) prices.push(`${cfg.prices.run_second_cents} cents per started second of a run`);
   $('#billing-prices').textContent = prices.length ? prices.join('; ') : 'not published by this server (the Run page shows what each run cost)';
   $('#billing-amount').min = String(cfg.min_payment_cents);
   const { balance_cents } = await session.client.balance(await walletAuthOption());
