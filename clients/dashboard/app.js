@@ -45,6 +45,10 @@ async function route() {
 
 function onSessionChange() {
   $('#whoami').textContent = signin.describeSession();
+  if (session.notice) {
+    say($('#signin-status'), session.notice, { error: true });
+    session.notice = '';
+  }
   $('#sign-out').hidden = !session.signedIn;
   $('#nav').hidden = false;
   route();

@@ -15,6 +15,7 @@ class Session extends EventTarget {
   keyHash = null;     // keccak256 of the key (0x + 64 hex), key sign-in only
   wallet = null;      // {provider, signer, address} after connectWallet
   account = null;     // ChainSecuredAccount (wallet sign-in, once it administers an account)
+  notice = '';        // why the last sign-out happened without the user asking, shown once
 
   get signedIn() { return this.kind !== null; }
 
@@ -45,7 +46,7 @@ class Session extends EventTarget {
   /// null and the page offers to create one).
   async signInWithWallet() {
     const client = this.publicClient();
-    const wallet = await connectWallet(client);
+    const wallet = await connectWallet(client, { onChange: () => this.#walletChanged(wallet) });
     const accountConfig = await AccountConfig.fromClient(client, wallet.signer);
     const hash = await accountConfig.accountOfAdmin(wallet.address);
     const account = hash === 0n ? null : new ChainSecuredAccount({ client, signer: wallet.signer, accountConfig, accountHash: hash });
@@ -63,8 +64,20 @@ class Session extends EventTarget {
 
   /// The wallet, connecting it on first use (billing pays with it whatever the sign-in was).
   async ensureWallet() {
-    if (!this.wallet) this.wallet = await connectWallet(this.publicClient());
+    if (!this.wallet) {
+      const wallet = await connectWallet(this.publicClient(), { onChange: () => this.#walletChanged(wallet) });
+      this.wallet = wallet;
+    }
     return this.wallet;
+  }
+
+  // The wallet switched account or chain: a wallet sign-in ends (its account is another's now), a key
+  // sign-in only forgets the wallet it paid with.
+  #walletChanged(wallet) {
+    if (this.wallet !== wallet) return;
+    this.notice = 'the wallet changed account or network: sign in again';
+    if (this.kind === Kind.Wallet) this.signOut();
+    else this.wallet = null;
   }
 
   signOut() { this.#set({ client: null, kind: null, keyHash: null, account: null }); this.wallet = null; }

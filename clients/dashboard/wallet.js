@@ -124,8 +124,10 @@ export function guardedProvider(ethereum, client) {
 }
 
 /// Connects window.ethereum: asks for an account, checks the wallet's chain is the service's (asking
-/// the wallet to switch when it is not) -> {provider, signer, address, chainId}.
-export async function connectWallet(client) {
+/// the wallet to switch when it is not) -> {provider, signer, address, chainId}. `onChange` is called
+/// once when the wallet's account or chain changes: the signer made here would then sign for the wrong
+/// account or chain, so the caller drops it.
+export async function connectWallet(client, { onChange = null } = {}) {
   const ethereum = window.ethereum;
   if (!ethereum || typeof ethereum.request !== 'function') {
     throw new ClientError('no browser wallet: install one that provides window.ethereum (EIP-1193), or sign in with an API key',
@@ -150,6 +152,18 @@ export async function connectWallet(client) {
   // cacheTimeout -1: no cached eth_getTransactionCount between two sends (issue 25's nonce stumble).
   const provider = new ethers.BrowserProvider(guarded, undefined, { cacheTimeout: -1 });
   const signer = await provider.getSigner();
+  if (onChange) {
+    let fired = false;
+    const handler = () => {
+      if (fired) return;
+      fired = true;
+      ethereum.removeListener?.('accountsChanged', handler);
+      ethereum.removeListener?.('chainChanged', handler);
+      onChange();
+    };
+    ethereum.on?.('accountsChanged', handler);
+    ethereum.on?.('chainChanged', handler);
+  }
   return { provider, signer, address: await signer.getAddress(), chainId: walletChain };
 }
 

@@ -55,10 +55,13 @@ export async function openBrowser({ wallet = null } = {}) {
   if (wallet) {
     await context.exposeFunction('__sigilTestWallet', walletBackend(wallet));
     await context.addInitScript(() => {
+      // Listeners are kept, so a test can play the wallet switching account: ethereum.emit(name, value).
+      const listeners = new Map();
       window.ethereum = {
         request: ({ method, params }) => window.__sigilTestWallet(method, params ?? []),
-        on() {},
-        removeListener() {},
+        on(name, fn) { listeners.set(name, [...(listeners.get(name) ?? []), fn]); },
+        removeListener(name, fn) { listeners.set(name, (listeners.get(name) ?? []).filter((f) => f !== fn)); },
+        emit(name, value) { for (const fn of listeners.get(name) ?? []) fn(value); },
       };
     });
   }

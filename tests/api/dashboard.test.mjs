@@ -9,6 +9,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startStack, ethers, keccakText, assertOk } from './stack.mjs';
 import { openBrowser } from './browser.mjs';
 
@@ -166,6 +168,16 @@ test('key sign-in: create an account, a PKP, a group with the PKP and an action,
   assert.equal(await text('#run-error'), 'none');
   assert.match(await text('#run-time'), /^\d+ ms/);
   assert.match(await text('#run-cost'), /^[1-9]\d* cents \(balance \d+ -> \d+\)$/);
+
+  // By CID: the service fetches the code from its gateway (scripts/ipfs-add's folder on a dev stack).
+  writeFileSync(join(stack.gatewayDir, cid), ACTION);
+  await page.check('#run-source-cid');
+  await page.fill('#run-cid', cid);
+  await page.fill('#run-params', '{"name": "by cid"}');
+  await page.click('#run-submit');
+  await statusSays('#run-status', /the action ran$/);
+  assert.deepEqual(JSON.parse(await text('#run-response')), { greeting: 'hello by cid' });
+  await page.check('#run-source-code');
 
   // Code that throws ran all the same: a 200 with the error shown.
   await page.fill('#run-params', '{"name": "dash", "fail": true}');
@@ -333,8 +345,12 @@ test('wallet sign-in: a ChainSecured account created and run through the direct 
   await statusSays('#billing-status', /credited 500 cents; balance 500 cents/);
   assert.match(await text('#billing-balance'), /\(500 cents\)/);
 
+  // The wallet switching account ends its sign-in: its signer would sign for another account.
+  await page.evaluate(() => window.ethereum.emit('accountsChanged', ['0x0000000000000000000000000000000000000001']));
+  await page.waitForFunction(() => document.querySelector('#whoami').textContent === 'Not signed in.');
+  assert.match(await text('#signin-status'), /the wallet changed account or network: sign in again/);
+
   // The wallet's usage key runs the action on the wallet's PKP.
-  await page.click('#sign-out');
   await signIn(walletKey, /usage key/);
   await open('actions');
   await page.fill('#action-code', ACTION);
