@@ -167,7 +167,14 @@ test('key sign-in: create an account, a PKP, a group with the PKP and an action,
   assert.match(await text('#run-logs'), /hi dash/);
   assert.equal(await text('#run-error'), 'none');
   assert.match(await text('#run-time'), /^\d+ ms/);
-  assert.match(await text('#run-cost'), /^[1-9]\d* cents \(balance \d+ -> \d+\)$/);
+  assert.match(await text('#run-cost'), /^[1-9]\d* cents \(balance \d+ -> \d+;/);
+
+  // Params that are not JSON are refused in the page; nothing is sent.
+  await page.fill('#run-params', '{name: dash}');
+  await page.click('#run-submit');
+  await page.locator('#run-status.error').waitFor();
+  assert.match(await text('#run-status'), /^params are not JSON: /);
+  assert.equal(await text('#run-response'), '');
 
   // By CID: the service fetches the code from its gateway (scripts/ipfs-add's folder on a dev stack).
   writeFileSync(join(stack.gatewayDir, cid), ACTION);
@@ -360,7 +367,7 @@ test('wallet sign-in: a ChainSecured account created and run through the direct 
   await page.click('#run-submit');
   await statusSays('#run-status', /the action ran$/);
   assert.deepEqual(JSON.parse(await text('#run-response')), { greeting: 'hello wallet' });
-  assert.match(await text('#run-cost'), /^[1-9]\d* cents \(balance 500 -> \d+\)$/);
+  assert.match(await text('#run-cost'), /^[1-9]\d* cents \(balance 500 -> \d+;/);
 });
 
 test('attestation page: the rules a browser can check, and why the others are not', async () => {

@@ -48,7 +48,7 @@ export function init() {
       const after = before === null ? null : await balanceCents();
       $('#run-cost').textContent = before === null || after === null
         ? 'not shown: billing is off on this server, or this key may not read the balance'
-        : `${before - after} cents (balance ${before} -> ${after})`;
+        : `${before - after} cents (balance ${before} -> ${after}; the account's other runs meanwhile count too)`;
       say(status, answer.has_error ? 'the action ran and failed' : 'the action ran');
     });
   });
