@@ -43,12 +43,9 @@ export function describeError(e) {
   if (e?.code === 4001 || e?.code === 'ACTION_REJECTED' || e?.info?.error?.code === 4001) {
     return 'the wallet request was rejected; nothing was sent';
   }
-  const parts = [];
-  if (e?.status) parts.push(`HTTP ${e.status}`);
-  if (typeof e?.code === 'string') parts.push(e.code);
-  parts.push(e?.shortMessage ?? e?.message ?? String(e));
-  if (e?.requestId) parts.push(`(request id ${e.requestId})`);
-  return parts.join(': ');
+  const head = [e?.status ? `HTTP ${e.status}` : null, typeof e?.code === 'string' ? e.code : null].filter(Boolean).join(' ');
+  const message = e?.shortMessage ?? e?.message ?? String(e);
+  return `${head ? `${head}: ` : ''}${message}${e?.requestId ? ` (request id ${e.requestId})` : ''}`;
 }
 
 /// Shows `message` in a status region (role=status or role=alert in the page), as an error or not.

@@ -198,7 +198,7 @@ test('key sign-in: create an account, a PKP, a group with the PKP and an action,
   await open('run');
   await page.click('#run-submit');
   await page.locator('#run-status.error').waitFor();
-  assert.match(await text('#run-status'), /HTTP 403: not_authorized: no group on which this key may execute lists both action Qm/);
+  assert.match(await text('#run-status'), /^HTTP 403 not_authorized: no group on which this key may execute lists both action Qm\w+ and PKP 0x[0-9a-f]{40} \(request id [0-9a-f-]{36}\)$/);
   assert.deepEqual(pageErrors.filter((e) => !/Failed to load resource/.test(e)), [], 'no script errors in the page');
 });
 

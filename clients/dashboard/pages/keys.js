@@ -43,6 +43,8 @@ export function init() {
       const usage_api_key = await addUsageKey({ name: $('#key-name').value, description: $('#key-description').value, permissions: addEditor.value() });
       $('#key-new-value').value = usage_api_key;
       $('#key-new-out').hidden = false;
+      $('#key-name').value = '';
+      $('#key-description').value = '';
       say(status, 'key created: copy its value now, it is not shown again');
       await render();
     });
