@@ -341,6 +341,12 @@ test('wallet sign-in: a ChainSecured account created and run through the direct 
   const { prices } = (await stack.request('GET', 'billing/payments_config')).json;
   assert.equal(await text('#billing-prices'), `${prices.write_cents} cents per relayed write; ${prices.run_second_cents} cents per started second of a run`);
   await page.fill('#billing-amount', '500');
+  // Escape on the preview rejects too (the dialog's cancel), from the keyboard alone.
+  await page.click('#billing-mint');
+  await previewSays(/mint\(address,uint256\)/);
+  await page.keyboard.press('Escape');
+  await page.locator('#billing-status.error').waitFor();
+  assert.match(await text('#billing-status'), /rejected; nothing was sent/);
   await page.click('#billing-mint');
   await approve(/mint\(address,uint256\)/, /payment token/);
   await statusSays('#billing-status', /minted 5\.0 tokens/);
@@ -368,6 +374,17 @@ test('wallet sign-in: a ChainSecured account created and run through the direct 
   await statusSays('#run-status', /the action ran$/);
   assert.deepEqual(JSON.parse(await text('#run-response')), { greeting: 'hello wallet' });
   assert.match(await text('#run-cost'), /^[1-9]\d* cents \(balance 500 -> \d+;/);
+});
+
+test('the preview names a transaction to a contract it does not know as such, with its raw data', async () => {
+  const shown = await page.evaluate(async () => {
+    const { describeTransaction } = await import('/dashboard/wallet.js');
+    return describeTransaction({ to: '0x00000000000000000000000000000000000000aa', data: '0xdeadbeef', value: '0x0' }, []);
+  });
+  assert.equal(shown.decoded, false);
+  assert.deepEqual(shown.rows.map(([k]) => k), ['from', 'to', 'value', 'data (not decoded)']);
+  assert.match(shown.rows[1][1], /not a contract this dashboard knows/);
+  assert.equal(shown.rows[3][1], '0xdeadbeef');
 });
 
 test('attestation page: the rules a browser can check, and why the others are not', async () => {
