@@ -4,8 +4,6 @@
 import { SigilClient, apiKeyHash, ChainSecuredAccount, AccountConfig } from '@sigil/sdk';
 import { connectWallet } from './wallet.js';
 
-// window.fetch must be called with window as `this`; the SDK calls options.fetch as a method of the client.
-const boundFetch = (...args) => window.fetch(...args);
 
 export const Kind = Object.freeze({ Account: 'account', Usage: 'usage', Wallet: 'wallet' });
 
@@ -20,7 +18,7 @@ class Session extends EventTarget {
   get signedIn() { return this.kind !== null; }
 
   /// A client for calls that need no key (chain config, CID of code, payments config).
-  publicClient() { return new SigilClient({ baseUrl: window.location.origin, fetch: boundFetch }); }
+  publicClient() { return new SigilClient({ baseUrl: window.location.origin }); }
 
   /// Signs in with an API key: the service must know it (account_exists). The account's usage keys
   /// are listed by hash (any key of the account may list them), so a key whose hash is among them is a
@@ -28,7 +26,7 @@ class Session extends EventTarget {
   async signInWithKey(apiKey) {
     const key = String(apiKey ?? '').trim();
     if (!key) throw new Error('paste an API key first');
-    const client = new SigilClient({ baseUrl: window.location.origin, apiKey: key, fetch: boundFetch });
+    const client = new SigilClient({ baseUrl: window.location.origin, apiKey: key });
     const exists = await client.accountExists();
     if (exists !== true) throw new Error('the service does not know this key (account_exists is false): check it was copied whole');
     const keyHash = apiKeyHash(key);

@@ -376,6 +376,14 @@ test('wallet sign-in: a ChainSecured account created and run through the direct 
   assert.match(await text('#run-cost'), /^[1-9]\d* cents \(balance 500 -> \d+;/);
 });
 
+test('the SDK works in the browser with its default fetch (a page\'s own script, through the import map)', async () => {
+  const answer = await page.evaluate(async () => {
+    const { SigilClient } = await import('@sigil/sdk');
+    return new SigilClient({ baseUrl: window.location.origin }).version();
+  });
+  assert.equal(typeof answer.version, 'string');
+});
+
 test('the preview names a transaction to a contract it does not know as such, with its raw data', async () => {
   const shown = await page.evaluate(async () => {
     const { describeTransaction } = await import('/dashboard/wallet.js');
