@@ -12,6 +12,7 @@
 # nginx worker (default: min(SIGIL_MAX_INFLIGHT, 32)).
 # NODE_MODULES (default: node_modules next to this script's parent directory, i.e. the repository's)
 # must hold swagger-ui-dist (npm ci); /core/v1/swagger-ui/ serves it with nginx/swagger-ui/index.html.
+# /dashboard/ serves clients/dashboard with the SDK (clients/js/src, abi) and NODE_MODULES/ethers/dist/ethers.min.js and NODE_MODULES/yaml/browser/dist.
 set -euo pipefail
 
 if [[ $# -lt 4 || $# -gt 7 ]]; then
@@ -27,6 +28,10 @@ max_body=${5:-1048576}
 read_timeout=${6:-75}
 swagger_dist=$(realpath -m "${7:-$here/../node_modules}/swagger-ui-dist")
 swagger_page=$here/swagger-ui
+dashboard_dir=$(realpath -m "$here/../clients/dashboard")
+sdk_dir=$(realpath -m "$here/../clients/js")
+ethers_dist=$(realpath -m "${7:-$here/../node_modules}/ethers/dist")
+yaml_dist=$(realpath -m "${7:-$here/../node_modules}/yaml/browser/dist")
 mint_rate=${SIGIL_MINT_RATE:-20r/s}
 mint_burst=${SIGIL_MINT_BURST:-100}
 [[ $mint_rate =~ ^[0-9]+r/[sm]$ && $mint_burst =~ ^[0-9]+$ ]] || { echo "bad SIGIL_MINT_RATE or SIGIL_MINT_BURST" >&2; exit 64; }
@@ -37,7 +42,7 @@ keepalive=${SIGIL_FCGI_KEEPALIVE:-$(( max_inflight > 32 ? 32 : max_inflight ))}
 
 [[ $port =~ ^[0-9]+$ && $port -ge 1 && $port -le 65535 ]] || { echo "bad PORT: $port" >&2; exit 64; }
 [[ $max_body =~ ^[0-9]+$ && $read_timeout =~ ^[0-9]+$ ]] || { echo "bad MAX_BODY_BYTES or READ_TIMEOUT_S" >&2; exit 64; }
-for p in "$prefix" "$socket" "$evidence" "$swagger_dist" "$swagger_page"; do
+for p in "$prefix" "$socket" "$evidence" "$swagger_dist" "$swagger_page" "$dashboard_dir" "$sdk_dir" "$ethers_dist" "$yaml_dist"; do
     # Paths go into nginx.conf verbatim: refuse anything that could break out of a directive.
     [[ $p =~ ^[A-Za-z0-9_./-]+$ ]] || { echo "unsupported characters in path: $p" >&2; exit 64; }
 done
@@ -62,7 +67,7 @@ if [[ $(id -u) -eq 0 ]]; then
     user_line="user nobody $group;"
     chmod 0755 "$prefix"
     chmod -R a+rX "$evidence"
-    for p in "$(dirname "$socket")" "$evidence" "$swagger_dist" "$swagger_page"; do
+    for p in "$(dirname "$socket")" "$evidence" "$swagger_dist" "$swagger_page" "$dashboard_dir" "$sdk_dir" "$ethers_dist" "$yaml_dist"; do
         if ! setpriv --reuid=nobody --regid="$group" --clear-groups test -x "$p" 2>/dev/null; then
             echo "warning: user nobody cannot reach $p; nginx workers will fail on it (check every parent directory's x bit)" >&2
         fi
@@ -73,6 +78,7 @@ sed -e "s|@PREFIX@|$prefix|g" -e "s|@USER_LINE@|$user_line|g" -e "s|@LISTEN@|127
     -e "s|@CERT@|$prefix/tls/cert.pem|g" -e "s|@KEY@|$prefix/tls/key.pem|g" -e "s|@SOCKET@|$socket|g" \
     -e "s|@EVIDENCE_DIR@|$evidence|g" -e "s|@MAX_BODY_BYTES@|$max_body|g" -e "s|@READ_TIMEOUT@|$read_timeout|g" \
     -e "s|@SWAGGER_UI_DIST@|$swagger_dist|g" -e "s|@SWAGGER_UI_PAGE@|$swagger_page|g" \
+    -e "s|@DASHBOARD_DIR@|$dashboard_dir|g" -e "s|@SDK_DIR@|$sdk_dir|g" -e "s|@ETHERS_DIST@|$ethers_dist|g" -e "s|@YAML_DIST@|$yaml_dist|g" \
     -e "s|@MINT_RATE@|$mint_rate|g" -e "s|@MINT_BURST@|$mint_burst|g" \
     -e "s|@MAX_INFLIGHT@|$max_inflight|g" -e "s|@KEEPALIVE@|$keepalive|g" \
     "$here/sigil.conf.template" > "$prefix/nginx.conf"

@@ -114,7 +114,9 @@ export class SigilClient {
     try {
       const init = { method, headers: h, body: payload };
       if (this.#timeoutMs && typeof AbortSignal?.timeout === 'function') init.signal = AbortSignal.timeout(this.#timeoutMs);
-      res = await this.#fetch(url, init);
+      // Called on globalThis: a browser's fetch throws "Illegal invocation" when called as a method of
+      // another object (this client), which the default (globalThis.fetch) would otherwise be.
+      res = await this.#fetch.call(globalThis, url, init);
       text = await res.text();
     } catch (cause) {
       throw new NetworkError(`${what}: no answer from ${this.#baseUrl}: ${cause?.message ?? cause}`,
