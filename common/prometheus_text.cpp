@@ -1,7 +1,8 @@
 #include "common/prometheus_text.h"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
+#include <system_error>
 
 namespace sigil::common {
 namespace {
@@ -9,9 +10,10 @@ namespace {
 std::string FormatDouble(double v) {
     if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
     if (std::isnan(v)) return "NaN";
+    // The shortest text that reads back as the same double: 0.025, not 0.025000000000000001.
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return buf;
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    return ec == std::errc() ? std::string(buf, end) : std::string("NaN");
 }
 
 }  // namespace
