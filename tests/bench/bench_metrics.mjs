@@ -44,28 +44,32 @@ async function prepare(metricsOn) {
   return { stack, round };
 }
 
+// --off-first starts the metrics-off stack first: the two stacks' start order (which one's processes
+// came up first on the machine) must not be what the ratio measures.
+const OFF_FIRST = process.argv.includes('--off-first');
+const off = OFF_FIRST ? await prepare(false) : null;
 const on = await prepare(true);
-const off = await prepare(false);
+const offStack = off ?? await prepare(false);
 try {
   const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
-  console.log(`hello-world runs/s, ${WORKERS} workers, concurrency ${CONCURRENCY}, ${ROUNDS} pairs of ${SECONDS} s rounds; load before: ${load()}`);
+  console.log(`hello-world runs/s${OFF_FIRST ? ' (metrics-off stack started first)' : ''}, ${WORKERS} workers, concurrency ${CONCURRENCY}, ${ROUNDS} pairs of ${SECONDS} s rounds; load before: ${load()}`);
   // One unmeasured round each first: the dynamic pool grows to the load, and every new worker connects
   // to the zygotes and lowers nothing yet.
   await on.round();
-  await off.round();
+  await offStack.round();
   const ratios = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const order = i % 2 === 0 ? [on, off] : [off, on];
+    const order = i % 2 === 0 ? [on, offStack] : [offStack, on];
     const rates = new Map();
     for (const side of order) rates.set(side, await side.round());
-    const ratio = rates.get(on) / rates.get(off);
+    const ratio = rates.get(on) / rates.get(offStack);
     ratios.push(ratio);
-    console.log(`pair ${i + 1}: on ${rates.get(on).toFixed(1)}  off ${rates.get(off).toFixed(1)}  on/off ${ratio.toFixed(3)}`);
+    console.log(`pair ${i + 1}: on ${rates.get(on).toFixed(1)}  off ${rates.get(offStack).toFixed(1)}  on/off ${ratio.toFixed(3)}`);
   }
   const sorted = [...ratios].sort((a, b) => a - b);
   const mid = sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
   console.log(`median on/off ${mid.toFixed(3)} (min ${sorted[0].toFixed(3)}, max ${sorted.at(-1).toFixed(3)}); load after: ${load()}`);
 } finally {
   await on.stack.stop();
-  await off.stack.stop();
+  await offStack.stack.stop();
 }

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/metrics.h"
 #include "common/prometheus_text.h"
 
@@ -227,6 +228,11 @@ common::Result<HttpResponse> Scrape(const MetricsRouteInfo& info, const Router& 
 }  // namespace
 
 void AddMetricsRoute(Router& router, MetricsRouteInfo info) {
+    // Routes past the shared table's rows are counted as "unmatched": say so once, at start.
+    if (router.routes().size() + 1 >= common::METRICS_ROUTES) {
+        common::LogWarn("metrics: " + std::to_string(router.routes().size()) + " routes, more than the " +
+                        std::to_string(common::METRICS_ROUTES - 1) + " common/metrics.h has rows for; raise METRICS_ROUTES");
+    }
     Route route{"GET", "/metrics", AuthRequirement::None, BodyKind::None,
                 [info, &router](RequestContext&) { return Scrape(info, router); },
                 "Prometheus metrics (operator listener only)", "system", "", ""};
