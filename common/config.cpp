@@ -138,6 +138,10 @@ constexpr ConfigKey kSchema[] = {
      "stripe processor: a file holding the secret key (never the key itself in this file)"},
     {"billing", "stripe_publishable_key", ConfigType::String, "", 0, 0, "stripe processor: answered by payments_config"},
     {"billing", "stripe_timeout_ms", ConfigType::Int, "10000", 100, 120000, "stripe processor: per request"},
+    {"metrics", "enabled", ConfigType::Bool, "true", 0, 0,
+     "count requests, runs and dependencies in shared memory for /metrics (nginx's operator listener only)"},
+    {"metrics", "evidence_dir", ConfigType::String, "", 0, 0,
+     "the evidence directory nginx serves at /evidences/; /metrics reports its age (\"\" = not reported)"},
 };
 
 std::string_view Trim(std::string_view s) {

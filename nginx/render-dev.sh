@@ -10,6 +10,8 @@
 # SIGIL_MAX_INFLIGHT: requests nginx passes to the workers at once, the rest get 503 overloaded; must
 # equal [supervisor] max_workers (default 256). SIGIL_FCGI_KEEPALIVE: idle kept FastCGI connections per
 # nginx worker (default: min(SIGIL_MAX_INFLIGHT, 32)).
+# SIGIL_OPERATOR_LISTEN (e.g. 127.0.0.1:9145): nginx's operator listener, plain HTTP, serving /metrics
+# for Prometheus; unset = none.
 # NODE_MODULES (default: node_modules next to this script's parent directory, i.e. the repository's)
 # must hold swagger-ui-dist (npm ci); /core/v1/swagger-ui/ serves it with nginx/swagger-ui/index.html.
 # /dashboard/ serves clients/dashboard with the SDK (clients/js/src, abi) and NODE_MODULES/ethers/dist/ethers.min.js and NODE_MODULES/yaml/browser/dist.
@@ -41,6 +43,13 @@ keepalive=${SIGIL_FCGI_KEEPALIVE:-$(( max_inflight > 32 ? 32 : max_inflight ))}
 [[ $keepalive =~ ^[0-9]+$ && $keepalive -ge 1 ]] || { echo "bad SIGIL_FCGI_KEEPALIVE" >&2; exit 64; }
 
 [[ $port =~ ^[0-9]+$ && $port -ge 1 && $port -le 65535 ]] || { echo "bad PORT: $port" >&2; exit 64; }
+operator_listen=${SIGIL_OPERATOR_LISTEN:-}
+if [[ -n $operator_listen ]]; then
+    [[ $operator_listen =~ ^[0-9.]+:[0-9]+$|^\[[0-9a-fA-F:]+\]:[0-9]+$ ]] || { echo "bad SIGIL_OPERATOR_LISTEN: $operator_listen" >&2; exit 64; }
+    operator_sed=(-e 's|^#operator# ||' -e "s|@OPERATOR_LISTEN@|$operator_listen|g")
+else
+    operator_sed=(-e '/^#operator# /d')
+fi
 [[ $max_body =~ ^[0-9]+$ && $read_timeout =~ ^[0-9]+$ ]] || { echo "bad MAX_BODY_BYTES or READ_TIMEOUT_S" >&2; exit 64; }
 for p in "$prefix" "$socket" "$evidence" "$swagger_dist" "$swagger_page" "$dashboard_dir" "$sdk_dir" "$ethers_dist" "$yaml_dist"; do
     # Paths go into nginx.conf verbatim: refuse anything that could break out of a directive.
@@ -80,7 +89,7 @@ sed -e "s|@PREFIX@|$prefix|g" -e "s|@USER_LINE@|$user_line|g" -e "s|@LISTEN@|127
     -e "s|@SWAGGER_UI_DIST@|$swagger_dist|g" -e "s|@SWAGGER_UI_PAGE@|$swagger_page|g" \
     -e "s|@DASHBOARD_DIR@|$dashboard_dir|g" -e "s|@SDK_DIR@|$sdk_dir|g" -e "s|@ETHERS_DIST@|$ethers_dist|g" -e "s|@YAML_DIST@|$yaml_dist|g" \
     -e "s|@MINT_RATE@|$mint_rate|g" -e "s|@MINT_BURST@|$mint_burst|g" \
-    -e "s|@MAX_INFLIGHT@|$max_inflight|g" -e "s|@KEEPALIVE@|$keepalive|g" \
+    -e "s|@MAX_INFLIGHT@|$max_inflight|g" -e "s|@KEEPALIVE@|$keepalive|g" "${operator_sed[@]}" \
     "$here/sigil.conf.template" > "$prefix/nginx.conf"
 # Development IPFS gateway (SIGIL_DEV_GATEWAY="PORT:DIR"): plain HTTP on loopback serving
 # DIR/<CID> at /ipfs/<CID>, where scripts/ipfs-add puts files. Workers verify every byte

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "common/metrics.h"
 #include "supervisor/zygotes.h"
 
 extern char** environ;
@@ -23,9 +24,10 @@ constexpr int kScoreboardChildFd = 3;
 constexpr int kConfigChildFd = 4;
 constexpr int kHandoffSendChildFd = 5;
 constexpr int kHandoffRecvChildFd = 6;
+constexpr int kMetricsChildFd = 7;
 constexpr std::int64_t kKillAfterTermMs = 2000;
 
-std::vector<std::string> ChildEnvironment(std::uint32_t slot, const std::string& zygote_address) {
+std::vector<std::string> ChildEnvironment(std::uint32_t slot, const std::string& zygote_address, bool metrics) {
     std::vector<std::string> env;
     const std::string fd_prefix = std::string(common::Scoreboard::FD_ENV) + "=";
     const std::string slot_prefix = std::string(common::Scoreboard::SLOT_ENV) + "=";
@@ -35,6 +37,7 @@ std::vector<std::string> ChildEnvironment(std::uint32_t slot, const std::string&
         if (v.rfind("SIGIL_SUPERVISOR_PID=", 0) == 0 || v.rfind("SIGIL_CONFIG_FD=", 0) == 0) continue;
         if (v.rfind("SIGIL_HANDOFF_SEND_FD=", 0) == 0 || v.rfind("SIGIL_HANDOFF_RECV_FD=", 0) == 0) continue;
         if (v.rfind(std::string(ZYGOTE_SOCKET_ENV) + "=", 0) == 0) continue;
+        if (v.rfind(std::string(common::Metrics::FD_ENV) + "=", 0) == 0) continue;
         // systemd's notify socket and watchdog belong to the supervisor alone.
         if (v.rfind("NOTIFY_SOCKET=", 0) == 0 || v.rfind("WATCHDOG_", 0) == 0) continue;
         env.emplace_back(v);
@@ -46,6 +49,7 @@ std::vector<std::string> ChildEnvironment(std::uint32_t slot, const std::string&
     env.push_back("SIGIL_HANDOFF_SEND_FD=" + std::to_string(kHandoffSendChildFd));
     env.push_back("SIGIL_HANDOFF_RECV_FD=" + std::to_string(kHandoffRecvChildFd));
     if (!zygote_address.empty()) env.push_back(std::string(ZYGOTE_SOCKET_ENV) + "=" + zygote_address);
+    if (metrics) env.push_back(std::string(common::Metrics::FD_ENV) + "=" + std::to_string(kMetricsChildFd));
     return env;
 }
 
@@ -64,13 +68,15 @@ std::vector<std::string> ChildEnvironment(std::uint32_t slot, const std::string&
     const int cfg = fcntl(spec.config_fd, F_DUPFD, 10);
     const int hs = fcntl(spec.handoff_send_fd, F_DUPFD, 10);
     const int hr = fcntl(spec.handoff_recv_fd, F_DUPFD, 10);
-    if (sb < 0 || cfg < 0 || hs < 0 || hr < 0) _exit(126);
+    const int mt = spec.metrics_fd >= 0 ? fcntl(spec.metrics_fd, F_DUPFD, 10) : -1;
+    if (sb < 0 || cfg < 0 || hs < 0 || hr < 0 || (spec.metrics_fd >= 0 && mt < 0)) _exit(126);
     if (dup2(spec.listen_fd, 0) != 0) _exit(126);
     if (dup2(sb, kScoreboardChildFd) != kScoreboardChildFd) _exit(126);
     if (dup2(cfg, kConfigChildFd) != kConfigChildFd) _exit(126);
     if (dup2(hs, kHandoffSendChildFd) != kHandoffSendChildFd) _exit(126);
     if (dup2(hr, kHandoffRecvChildFd) != kHandoffRecvChildFd) _exit(126);
-    close_range(kHandoffRecvChildFd + 1, ~0U, 0);
+    if (mt >= 0 && dup2(mt, kMetricsChildFd) != kMetricsChildFd) _exit(126);
+    close_range(mt >= 0 ? kMetricsChildFd + 1 : kHandoffRecvChildFd + 1, ~0U, 0);
     execve(argv[0], argv, envp);
     static const char msg[] = "sigil-supervisor: exec of the worker binary failed\n";
     [[maybe_unused]] auto n = write(2, msg, sizeof msg - 1);
@@ -112,7 +118,7 @@ common::Result<pid_t> ChildPool::Spawn(std::uint32_t generation, std::int64_t no
 
     // Everything the child needs is built before fork: after fork only async-signal-safe calls.
     std::vector<std::string> args = {m_spec.worker_binary, "-c", m_spec.config_path};
-    std::vector<std::string> env = ChildEnvironment(*slot, m_spec.zygote_address);
+    std::vector<std::string> env = ChildEnvironment(*slot, m_spec.zygote_address, m_spec.metrics_fd >= 0);
     std::vector<char*> argv, envp;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -136,6 +142,7 @@ common::Result<pid_t> ChildPool::Spawn(std::uint32_t generation, std::int64_t no
     c.generation = generation;
     c.started_ms = now_ms;
     m_children[pid] = c;
+    common::CountWorkerStart();
     return pid;
 }
 
@@ -154,6 +161,10 @@ std::vector<ChildExit> ChildPool::Reap() {
         e.crashed = !we_signalled && !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         m_scoreboard.Release(e.child.slot);
         m_children.erase(it);
+        common::CountWorkerExit(e.child.killed_stuck       ? common::WorkerExit::HardTimeout
+                                : e.crashed                ? common::WorkerExit::Crashed
+                                : e.child.quit_sent_ms != 0 ? common::WorkerExit::Stopped
+                                                            : common::WorkerExit::Recycled);
         const std::string what = "worker pid " + std::to_string(pid) + " slot " + std::to_string(e.child.slot) + " " +
                                  Describe(status);
         if (e.crashed) {

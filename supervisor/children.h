@@ -28,6 +28,8 @@ struct SpawnSpec {
     int handoff_recv_fd = -1;
     // The shared sandbox zygotes' address ($SIGIL_ZYGOTE_SOCKET); "" = each worker starts its own.
     std::string zygote_address;
+    // The pool's shared counters (common/metrics.h), -1 = metrics off: fd 7 ($SIGIL_METRICS_FD).
+    int metrics_fd = -1;
 };
 
 struct Child {

@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/scoreboard.h"
 #include "supervisor/backlog.h"
 #include "supervisor/children.h"
@@ -78,7 +79,8 @@ private:
     void Reload(std::int64_t now);
     SpawnSpec Spec() const {
         return SpawnSpec{m_opt.worker_binary, m_opt.config_path, m_socket->fd(), m_config_fd.get(), m_handoff_send.get(),
-                         m_handoff_recv.get(), m_zygotes ? m_zygotes->address() : std::string()};
+                         m_handoff_recv.get(), m_zygotes ? m_zygotes->address() : std::string(),
+                         m_metrics ? m_metrics->fd() : -1};
     }
     void BeginStop(std::int64_t now);
     void Tick(std::int64_t now);
@@ -87,6 +89,7 @@ private:
     std::string m_self_exe;
     std::optional<ListenSocket> m_socket;
     std::optional<common::Scoreboard> m_scoreboard;
+    std::optional<common::Metrics> m_metrics;  // none when [metrics] enabled = false
     common::UniqueFd m_config_fd;
     common::UniqueFd m_handoff_send;
     common::UniqueFd m_handoff_recv;
@@ -127,6 +130,17 @@ int Master::Run() {
         return 1;
     }
     m_scoreboard.emplace(std::move(sb).value());
+    if (m_opt.metrics) {
+        // Beside the scoreboard and as long-lived: workers of every generation add to the same
+        // counters, so a reload never resets a series Prometheus is watching.
+        auto metrics = common::Metrics::Create("sigil-metrics");
+        if (!metrics.ok()) {
+            LogError(metrics.error().message);
+            return 1;
+        }
+        m_metrics.emplace(std::move(metrics).value());
+        common::BindMetrics(&*m_metrics);
+    }
     auto snapshot = ConfigSnapshot(m_opt.config_text);
     if (!snapshot.ok()) {
         LogError(snapshot.error().message);
@@ -284,6 +298,12 @@ void Master::Reload(std::int64_t now) {
         next->zygotes = m_opt.zygotes;
         next->sandbox_path = m_opt.sandbox_path;
     }
+    if (next->metrics != m_opt.metrics) {
+        // The counters' mapping is made once, before the first worker; series must not vanish mid-run.
+        LogWarn("metrics.enabled changes only on restart; keeping the current setting");
+        next->metrics = m_opt.metrics;
+    }
+    common::CountReload();
     const std::uint32_t max_workers = (m_scoreboard->capacity() - 2) / 3;
     if (next->max_workers > max_workers) {
         LogWarn("max_workers above " + std::to_string(max_workers) + " needs a restart; using " + std::to_string(max_workers));

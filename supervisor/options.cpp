@@ -49,6 +49,7 @@ common::Result<SupervisorOptions> OptionsFromConfig(const common::Config& config
                           std::to_string(o.max_workers) + "), or no chain call could ever run");
     }
     o.max_requests = static_cast<std::uint64_t>(config.GetInt(S, "max_requests"));
+    o.metrics = config.GetBool("metrics", "enabled");
     o.request_hard_timeout_ms = config.GetInt(S, "request_hard_timeout_s") * 1000;
     o.graceful_stop_timeout_ms = config.GetInt(S, "graceful_stop_timeout_s") * 1000;
     o.scoreboard_name = config.GetString(S, "scoreboard_name");

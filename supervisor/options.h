@@ -29,6 +29,7 @@ struct SupervisorOptions {
     std::string worker_binary;     // resolved absolute path
     std::uint32_t zygotes = 1;     // resolved: never 0
     std::string sandbox_path;      // [actions] sandbox_path, resolved: "" = none beside the worker binary
+    bool metrics = true;           // [metrics] enabled: the shared counters for /metrics
     std::string config_text;       // the exact text validated (workers get this, not the file)
 };
 

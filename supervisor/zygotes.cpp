@@ -20,6 +20,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/zygote_env.h"
 
 #ifndef P_PIDFD
@@ -169,6 +170,7 @@ common::Status ZygotePool::StartOne(std::int64_t now_ms) {
         return MakeError(ErrorKind::Internal, "fork_failed", std::string("pidfd_open (zygote): ") + std::strerror(errno));
     }
     m_running.push_back(Running{pid, std::move(pidfd), std::move(ready_read), now_ms});
+    common::CountZygoteStart();
     common::LogDebug("sandbox zygote pid " + std::to_string(pid) + " started");
     return common::Success();
 }

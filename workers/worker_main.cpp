@@ -26,11 +26,13 @@
 #include "common/config.h"
 #include "common/handles.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/activity.h"
 #include "common/scoreboard.h"
 #include "workers/actions/runner.h"
 #include "workers/api/api.h"
 #include "workers/api/attestation.h"
+#include "workers/api/metrics_route.h"
 #include "workers/billing/billing.h"
 #include "workers/fcgi/server.h"
 #include "workers/chain/service.h"
@@ -39,6 +41,9 @@
 
 #ifndef SIGIL_VERSION
 #define SIGIL_VERSION "0.0.0"
+#endif
+#ifndef SIGIL_COMMIT
+#define SIGIL_COMMIT "unknown"
 #endif
 
 namespace {
@@ -171,6 +176,18 @@ int main(int argc, char** argv) {
                                  static_cast<std::uint32_t>(max_workers > reserve ? max_workers - reserve : 1));
     }
 
+    // The pool's shared counters (absent with [metrics] enabled = false: every count is then a no-op).
+    std::optional<common::Metrics> metrics;
+    if (const auto m_fd = EnvNumber(common::Metrics::FD_ENV)) {
+        auto m = common::Metrics::Attach(static_cast<int>(*m_fd));
+        if (!m.ok()) {
+            common::LogError(m.error().message);
+            return 1;
+        }
+        metrics.emplace(std::move(m).value());
+        common::BindMetrics(&*metrics);
+    }
+
     // One keyd connection per worker, opened lazily and reopened after keyd restarts.
     std::optional<workers::KeydClient> keyd;
     if (const std::string keyd_socket = config->GetString("keyd", "socket_path"); !keyd_socket.empty()) {
@@ -205,6 +222,9 @@ int main(int argc, char** argv) {
     }
     workers::AddApiRoutes(router, **service, runner.ok() ? runner->get() : nullptr,
                           {billing->get(), scoreboard ? &*scoreboard : nullptr, slot});
+    workers::AddMetricsRoute(router, {SIGIL_VERSION, SIGIL_COMMIT, scoreboard ? &*scoreboard : nullptr,
+                                      keyd ? &*keyd : nullptr, config->GetString("metrics", "evidence_dir"),
+                                      static_cast<std::uint32_t>(config->GetInt("supervisor", "max_workers"))});
     if (config->GetBool("worker", "test_routes")) {
         common::LogWarn("test_routes enabled: /core/v1/test/* is served");
         workers::AddTestRoutes(router);

@@ -6,6 +6,7 @@
 
 #include "common/handles.h"
 #include "common/hex.h"
+#include "common/metrics.h"
 
 namespace sigil::evidence {
 namespace {
@@ -48,7 +49,11 @@ common::Result<std::string> AgentClient::GetQuote(common::ByteView report_data) 
         return MakeError(ErrorKind::InvalidInput, "invalid_report_data",
                          "report_data is at most " + std::to_string(REPORT_DATA_BYTES) + " bytes");
     }
-    return Post("/GetQuote", "{\"report_data\":\"" + common::HexEncode(report_data, false) + "\"}");
+    // The quote's latency is the agent's (a TDX quote costs tens of ms): the agent series in /metrics.
+    common::DependencyTimer timer(common::Dependency::Agent);
+    auto quote = Post("/GetQuote", "{\"report_data\":\"" + common::HexEncode(report_data, false) + "\"}");
+    if (quote.ok()) timer.MarkOk();
+    return quote;
 }
 
 common::Result<std::string> AgentClient::Info() const { return Post("/Info", "{}"); }

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/activity.h"
+#include "common/metrics.h"
 
 namespace sigil::workers {
 namespace {
@@ -138,6 +139,13 @@ common::Result<common::SecretBuffer> KeydClient::Exchange(const common::SecretBu
 
 common::Result<common::SecretBuffer> KeydClient::Call(const common::SecretBuffer& frame) {
     const common::ActivityScope activity(common::Activity::Keyd);
+    common::DependencyTimer timer(common::Dependency::Keyd);
+    auto reply = CallUncounted(frame);
+    if (reply.ok()) timer.MarkOk();
+    return reply;
+}
+
+common::Result<common::SecretBuffer> KeydClient::CallUncounted(const common::SecretBuffer& frame) {
     const bool reused = m_fd.valid();
     if (!reused) SIGIL_TRY_STATUS(Connect());
     bool broken = false;

@@ -63,6 +63,8 @@ public:
 private:
     // Sends `frame` and returns the reply payload (in wiping memory).
     common::Result<common::SecretBuffer> Call(const common::SecretBuffer& frame);
+    // Call without its metrics (keyd's latency and transport failures, common/metrics.h).
+    common::Result<common::SecretBuffer> CallUncounted(const common::SecretBuffer& frame);
     // One attempt on the current connection. *broken tells whether the failure was the
     // connection closing under us (worth one retry on a reused connection).
     common::Result<common::SecretBuffer> Exchange(const common::SecretBuffer& frame, bool* broken);

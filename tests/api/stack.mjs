@@ -41,6 +41,9 @@
 //   startStack({nginxEnv: {SIGIL_MINT_RATE: '1r/s', SIGIL_MINT_BURST: '3'}}) passes nginx/render-dev.sh settings
 //   startStack({lowerer: false}) runs no sigil-lowerer: sandbox children lower every CID's first run
 //                        (by default the daemon runs, as scripts/start runs it: stack.lowererSocket, or null)
+//   stack.operatorUrl    http://127.0.0.1:<port>: nginx's operator listener (GET /metrics for Prometheus)
+//   startStack({metrics: ['enabled = false']}) adds lines to the [metrics] section; {evidenceMetrics: true} adds
+//                        evidence_dir = the stack's evidence folder (/metrics then reports the set's age)
 //   configKnows('supervisor', 'max_workers', 96)  whether the build's configuration has that key (a build
 //                        from before it refuses it), so a benchmark can also run the build it is compared with
 //
@@ -151,7 +154,7 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 /// default 8: the payer wallets registered, funded and leased per relayed write).
 export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 8, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
   chainState = false, teeSim = false, workerOptions = [], supervisorOptions = [], billing = null, nginxEnv = {},
-  lowerer = true, runsPerKey = null, rpcUrl = null } = {}) {
+  lowerer = true, runsPerKey = null, rpcUrl = null, metrics = [], evidenceMetrics = false } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -261,15 +264,18 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
         `payments_address = ${chain.payments_address}`,
         'confirmations = 1', ...(billing.lines ?? []), ...runsPerKeyLine, ''] : []),
       ...(!billing && runsPerKeyLine.length ? ['[billing]', ...runsPerKeyLine, ''] : []),
+      ...(metrics.length || evidenceMetrics
+        ? ['[metrics]', ...metrics, ...(evidenceMetrics ? [`evidence_dir = ${join(run, 'evidence')}`] : []), ''] : []),
     ].join('\n'));
     children.push(launch('supervisor', supervisorBin, ['-c', conf], join(logs, 'supervisor.log')));
 
     // 5. nginx.
     const port = await freePort();
+    const operatorPort = await freePort();
     const prefix = join(home, 'nginx');
     execFileSync(join(SOURCE_DIR, 'nginx/render-dev.sh'), [prefix, String(port), fcgiSocket, join(run, 'evidence')],
       { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SIGIL_DEV_GATEWAY: `${gatewayPort}:${gatewayDir}`,
-        SIGIL_MAX_INFLIGHT: String(maxWorkers), ...nginxEnv } });
+        SIGIL_MAX_INFLIGHT: String(maxWorkers), SIGIL_OPERATOR_LISTEN: `127.0.0.1:${operatorPort}`, ...nginxEnv } });
     // The evidence set, as scripts/start writes it (needs the agent for quote.json).
     const evidenceDir = join(run, 'evidence');
     if (teeSim) {
@@ -382,6 +388,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
     const handle = {
       url, home, logs, agent, request, stop, gatewayDir, pidOf, restart,
       gatewayUrl: `http://127.0.0.1:${gatewayPort}/ipfs/`,
+      operatorUrl: `http://127.0.0.1:${operatorPort}`,
       rpcUrl: chain.rpc_url,
       anvilPid,
       chainId: chain.chain_id,

@@ -8,7 +8,7 @@ source "$src/tests/integration/lib.sh"
 command -v nginx >/dev/null || { echo "skip: no nginx"; exit 77; }
 
 home=$(mktemp -d /tmp/sigil-start-test.XXXXXX)
-port=$(free_port) gateway_port=$(free_port)
+port=$(free_port) gateway_port=$(free_port) metrics_port=$(free_port)
 start_pid=""
 cleanup() {
     [[ -n $start_pid ]] && kill -TERM "$start_pid" 2>/dev/null && wait "$start_pid" 2>/dev/null
@@ -18,7 +18,7 @@ trap cleanup EXIT
 
 url="https://127.0.0.1:$port"
 start_stack() {
-    SIGIL_HOME=$home SIGIL_PORT=$port SIGIL_GATEWAY_PORT=$gateway_port SIGIL_WORKERS=1 SIGIL_BUILD_DIR=$build \
+    SIGIL_HOME=$home SIGIL_PORT=$port SIGIL_GATEWAY_PORT=$gateway_port SIGIL_METRICS_PORT=$metrics_port SIGIL_WORKERS=1 SIGIL_BUILD_DIR=$build \
         "$src/scripts/start" >"$home/start.out" 2>&1 </dev/null &
     start_pid=$!
     for _ in $(seq 1200); do
@@ -42,6 +42,10 @@ api() { # path body [key] -> body on stdout, status in $home/status
 
 start_stack
 pass "first start"
+metrics=$(curl -s "http://127.0.0.1:$metrics_port/metrics")
+grep -q '^sigil_build_info{' <<<"$metrics" || fail "no /metrics on the operator listener: ${metrics:0:300}"
+grep -q '^sigil_evidence_present 1$' <<<"$metrics" || fail "/metrics does not see the evidence set"
+pass "/metrics on the operator listener"
 key=$(api new_account '{"account_name":"keep","account_description":"survives a restart"}' | node -pe 'JSON.parse(require("fs").readFileSync(0)).api_key')
 [[ $(cat "$home/status") == 200 ]] || fail "new_account: $(cat "$home/body")"
 api add_group '{"group_name":"kept","group_description":"d","pkp_ids_permitted":[],"cid_hashes_permitted":[]}' "$key" >/dev/null

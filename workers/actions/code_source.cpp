@@ -15,6 +15,7 @@
 #include "common/cid.h"
 #include "common/hex.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "workers/actions/fetch.h"
 #include "workers/sandbox/runtime_level.h"
 
@@ -133,7 +134,9 @@ Result<CodeCache::Entry> LoadCode(const ActionSettings& settings, CodeCache& cac
         limits.max_response_bytes = settings.max_code_bytes;
         FetchRequest request;
         request.url = gateway + cid;
+        common::DependencyTimer timer(common::Dependency::Gateway);
         auto response = workers::Fetch(request, limits);
+        if (response.ok() && response->status == 200) timer.MarkOk();
         std::string failure;
         if (!response.ok()) {
             common::LogWarn("gateway " + gateway + " failed for " + cid + ": " + response.error().message);

@@ -16,6 +16,7 @@
 
 #include "common/handles.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/utf8.h"
 
 namespace sigil::workers {
@@ -149,7 +150,13 @@ std::optional<std::string> LowerWithDaemon(const std::string& socket_path, std::
     std::string out;
     bool syntax_error = false, gave_up = false, connected = false;
     const int timeout_ms = std::min(max_wait_ms, LowererWaitMs(source.size()));
+    // The pool's lowerings in flight (its queue at the daemon) and their time; a failure is the
+    // daemon's, not the source's (a syntax error is an answer).
+    common::AddLowererQueued(1);
+    common::DependencyTimer timer(common::Dependency::Lowerer);
     const std::string failure = Exchange(socket_path, source, timeout_ms, out, syntax_error, gave_up, connected);
+    common::AddLowererQueued(-1);
+    if (failure.empty()) timer.MarkOk();
     if (!failure.empty()) {
         if (connected) {
             std::lock_guard<std::mutex> lock(g_cooldown_mutex);

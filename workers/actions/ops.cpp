@@ -8,6 +8,7 @@
 #include "common/eip712.h"
 #include "common/hex.h"
 #include "common/json.h"
+#include "common/metrics.h"
 #include "common/secp256k1.h"
 #include "common/utf8.h"
 #include "workers/actions/fetch.h"
@@ -71,7 +72,24 @@ void RunOps::OnStart(const RunLimits& limits) {
     m_run_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limits.time_ms);
 }
 
+namespace {
+
+common::OpKind OpKindOf(std::string_view name) {
+    if (name == "signEcdsa" || name == "signMessage" || name == "signTypedData") return common::OpKind::Sign;
+    if (name == "encrypt") return common::OpKind::Encrypt;
+    if (name == "decrypt") return common::OpKind::Decrypt;
+    if (name == "fetch") return common::OpKind::Fetch;
+    if (name == "getPublicKey" || name == "getPrivateKey" || name == "getActionPrivateKey" ||
+        name == "getActionPublicKey" || name == "getActionWalletAddress") {
+        return common::OpKind::Key;
+    }
+    return common::OpKind::Other;
+}
+
+}  // namespace
+
 Result<std::string> RunOps::OnOp(std::string_view name, std::string_view args_json) {
+    common::CountOp(OpKindOf(name));
     const auto left_at_start = RunTimeLeft();
     auto result = Dispatch(name, args_json);
     // Starved by the run's own deadline: the run's time limit, not the chain's or keyd's failure.
@@ -266,7 +284,9 @@ Result<std::string> FetchOp(const rapidjson::Document& args, const ActionSetting
     limits.allowed_addresses = settings.fetch_allowed_addresses;
     limits.refused_hosts = settings.public_hosts;
     const common::ActivityScope activity(common::Activity::Fetch);
+    common::DependencyTimer timer(common::Dependency::Fetch);
     SIGIL_TRY(response, workers::Fetch(request, limits));
+    timer.MarkOk();
     std::string headers = "{";
     for (std::size_t i = 0; i < response->headers.size(); ++i) {
         headers += (i ? "," : "") + common::JsonQuote(response->headers[i].first) + ":" + common::JsonQuote(response->headers[i].second);

@@ -19,6 +19,7 @@
 #include <rapidjson/document.h>
 
 #include "common/activity.h"
+#include "common/metrics.h"
 #include "common/utf8.h"
 #include "common/zygote_env.h"
 #include "workers/actions/string_response.h"
@@ -514,11 +515,25 @@ Status RequestChild(Zygote& zygote, UniqueFd& ours) {
     return zygote.RequestSpawn(theirs.get());
 }
 
-}  // namespace
 
-Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler,
-                             const RunAdmission& admission) {
-    const common::ActivityScope activity(common::Activity::Run);
+common::RunEnding EndingOf(RunEnd end) {
+    switch (end) {
+        case RunEnd::Completed: return common::RunEnding::Ok;
+        case RunEnd::ScriptError: return common::RunEnding::ScriptError;
+        case RunEnd::TimeLimit: return common::RunEnding::TimeLimit;
+        case RunEnd::MemoryLimit: return common::RunEnding::MemoryLimit;
+        case RunEnd::ResponseLimit: return common::RunEnding::ResponseLimit;
+        case RunEnd::LogLimit: return common::RunEnding::LogLimit;
+        case RunEnd::OpLimit: return common::RunEnding::OpLimit;
+        case RunEnd::Stopped: return common::RunEnding::Stopped;
+        case RunEnd::Crashed: break;
+    }
+    return common::RunEnding::Crashed;
+}
+
+// RunAction without its metrics; `refused` is set when admission said no.
+Result<RunOutcome> RunActionUncounted(Zygote& zygote, const RunRequest& request, OpHandler& handler,
+                                      const RunAdmission& admission, bool& refused) {
     // Refused before anything starts when too large; the frame itself is encoded after admission
     // (which may shorten the time limit it carries).
     if (request.code.size() + request.params_json.size() + request.cid.size() + 128 > SANDBOX_MAX_PAYLOAD) {
@@ -526,6 +541,7 @@ Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandle
     }
     RunLimits limits = request.limits;
     SIGIL_TRY_STATUS(zygote.EnsureConnected());
+    const std::int64_t spawn_started_us = common::MetricsNowUs();
     UniqueFd ours;
     Status requested = RequestChild(zygote, ours);
     // The shared zygote died since EnsureConnected looked: nothing was asked yet, so ask anew.
@@ -558,9 +574,12 @@ Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandle
     if (!admitted.ok()) {
         // Never sent its code; its exit report is dropped by a later WaitExit.
         if (pid.ok()) (void)zygote.Kill(*pid);
+        refused = true;
         return admitted.error();
     }
     if (!pid.ok()) return pid.error();
+    // With admission beside it (it overlaps the fork on purpose), so this is what a run waits for its child.
+    common::ObserveZygoteSpawn(common::MetricsNowUs() - spawn_started_us);
     auto frame = EncodeSandboxMessage(
         SandboxRun{request.code, request.params_json, limits.time_ms, limits.memory_bytes, request.lower, request.cid});
     if (!frame.ok()) {
@@ -573,6 +592,21 @@ Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandle
     RunSession session(zygote, request, std::move(limits), handler, ours.get(), *pid);
     auto outcome = session.Drive(std::move(frame).value());
     if (outcome.ok()) zygote.RunEnded();
+    return outcome;
+}
+
+}  // namespace
+
+Result<RunOutcome> RunAction(Zygote& zygote, const RunRequest& request, OpHandler& handler,
+                             const RunAdmission& admission) {
+    const common::ActivityScope activity(common::Activity::Run);
+    const std::int64_t started_us = common::MetricsNowUs();
+    bool refused = false;
+    auto outcome = RunActionUncounted(zygote, request, handler, admission, refused);
+    const auto ending = outcome.ok() ? EndingOf(outcome->end)
+                        : refused    ? common::RunEnding::Refused
+                                     : common::RunEnding::Failed;
+    common::CountRun(ending, common::MetricsNowUs() - started_us);
     return outcome;
 }
 

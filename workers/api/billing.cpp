@@ -12,6 +12,7 @@
 #include "common/hex.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "workers/api/api.h"
 #include "workers/api/auth.h"
 #include "workers/api/idempotency.h"
@@ -173,6 +174,7 @@ Result<HttpResponse> ConfirmPayment(billing::Billing* b, Service& service, Reque
     if (!*credited) {
         return MakeError(ErrorKind::Conflict, "payment_already_credited", "payment intent " + id + " was already credited");
     }
+    common::CountPaymentConfirmed(intent.amount_cents);
     SIGIL_TRY(balance, req->ledger->Balance(req->customer));
     return JsonResponse(200, "{\"success\":true,\"credited_cents\":" + std::to_string(intent.amount_cents) + "," +
                                  BalanceMembers(*balance) + "}");
@@ -333,6 +335,7 @@ Result<RunCharge> RunCharge::Begin(BillingContext context, Service& service, con
         context.scoreboard->Slot(context.slot).run_key.store(tag, std::memory_order_release);
         charge.m_slot_taken = true;
         if (context.scoreboard->CountRunning(tag) > cap) {
+            common::CountOverloadRefusal();
             return MakeError(ErrorKind::Overloaded, "too_many_runs",
                              "this key already has " + std::to_string(cap) + " runs in flight; retry when one ends");
         }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/activity.h"
+#include "common/metrics.h"
 #include "common/utf8.h"
 #include "workers/billing/store.h"
 
@@ -41,6 +42,12 @@ std::optional<EntryKind> ParseEntryKind(const std::string& name) {
 }
 
 namespace {
+
+// The store itself failed (database down, I/O), as opposed to a rule saying no (no credit): what the
+// ledger's failure series counts.
+bool IsStoreFailure(const common::Error& error) {
+    return error.kind == ErrorKind::Unavailable || error.kind == ErrorKind::Internal;
+}
 
 // One operation moves at most this much: 10^12 cents is ten billion dollars, far above any payment,
 // and keeps every sum of a few amounts far from int64 overflow.
@@ -159,6 +166,7 @@ public:
             return Outcome::Commit;
         }, Durability::Relaxed);
         if (!done) return done.error();
+        common::CountCredits(cents, 0);
         return id;
     }
 
@@ -198,6 +206,7 @@ public:
             return Outcome::Commit;
         }, Durability::Relaxed);
         if (!done) return done.error();
+        common::CountCredits(hold.units * unit, 0);
         return hold;
     }
 
@@ -206,7 +215,9 @@ public:
         SIGIL_TRY_STATUS(CheckCents("actual", actual, 0));
         SIGIL_TRY_STATUS(CheckText("reason", reason, 1, 200));
         Cents charged = 0;
+        Cents settle_delta = 0;  // what this call gave back (> 0) or took (< 0), for the metrics
         const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
+            settle_delta = 0;  // a retried transaction starts over
             // Entries never change, so the hold can be read before taking its customer's lock.
             SIGIL_TRY(hold_entry, db.FindEntry(charge_id));
             if (!*hold_entry) {
@@ -246,9 +257,11 @@ public:
             settled.charged = held - delta;
             SIGIL_TRY_STATUS(db.InsertSettlement(settled));
             charged = settled.charged;
+            settle_delta = delta;
             return Outcome::Commit;
         }, Durability::Relaxed);
         if (!done) return done.error();
+        common::CountCredits(-settle_delta, settle_delta);
         return charged;
     }
 
@@ -504,16 +517,22 @@ private:
     // error: nothing escapes the Ledger interface.
     Status Write(const std::function<Result<Outcome>(StoreSession&)>& work, Durability durability = Durability::Full) {
         const common::ActivityScope activity(common::Activity::Ledger);
+        common::DependencyTimer timer(common::Dependency::Ledger);
         try {
-            return m_store->Transaction(work, durability);
+            Status done = m_store->Transaction(work, durability);
+            if (done.ok() || !IsStoreFailure(done.error())) timer.MarkOk();
+            return done;
         } catch (const std::exception& e) {
             return MakeError(ErrorKind::Internal, "ledger_error", std::string("ledger: ") + e.what());
         }
     }
     Status ReadOnly(const std::function<Status(StoreSession&)>& work) {
         const common::ActivityScope activity(common::Activity::Ledger);
+        common::DependencyTimer timer(common::Dependency::Ledger);
         try {
-            return m_store->Read(work);
+            Status done = m_store->Read(work);
+            if (done.ok() || !IsStoreFailure(done.error())) timer.MarkOk();
+            return done;
         } catch (const std::exception& e) {
             return MakeError(ErrorKind::Internal, "ledger_error", std::string("ledger: ") + e.what());
         }

@@ -3,6 +3,8 @@
 #include <thread>
 #include <utility>
 
+#include "common/metrics.h"
+
 namespace sigil::workers {
 
 PayerLeases::PayerLeases(std::atomic<std::uint32_t>* owners, std::uint32_t payers, std::uint32_t owner_tag)
@@ -56,6 +58,7 @@ common::Result<PayerLeases::Lease> PayerLeases::Acquire(std::chrono::millisecond
         if (std::chrono::steady_clock::now() >= deadline) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
+    common::CountOverloadRefusal();
     return common::MakeError(common::ErrorKind::Suspended, "overloaded",
                              "every payer wallet of this instance has a write in flight; retry in a second");
 }

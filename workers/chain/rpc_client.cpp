@@ -9,6 +9,7 @@
 #include "common/activity.h"
 #include "common/handles.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/scoreboard.h"
 
 namespace sigil::workers {
@@ -120,7 +121,20 @@ common::Error BudgetSpent() {
 
 common::Result<RpcReply> RpcClient::Call(std::string_view method, std::string_view params_json, bool idempotent) {
     const common::ActivityScope activity(common::Activity::Chain);
-    if (!activity.admitted()) return ChainReserveHeld();
+    if (!activity.admitted()) {
+        common::CountOverloadRefusal();
+        return ChainReserveHeld();
+    }
+    const std::int64_t started_us = common::MetricsNowUs();
+    auto reply = CallUncounted(method, params_json, idempotent);
+    const std::int64_t took_us = common::MetricsNowUs() - started_us;
+    // A JSON-RPC error answer (a revert) is the node answering: counted as a call, not a failure.
+    common::CountChainCall(method, reply.ok(), took_us);
+    common::CountDependency(common::Dependency::Chain, reply.ok(), took_us);
+    return reply;
+}
+
+common::Result<RpcReply> RpcClient::CallUncounted(std::string_view method, std::string_view params_json, bool idempotent) {
     const int attempts = idempotent ? 1 + m_options.read_retries : 1;
     auto backoff = m_options.retry_backoff;
     std::optional<common::Error> last;

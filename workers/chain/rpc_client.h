@@ -79,6 +79,9 @@ public:
                                               bool idempotent = true);
 
 private:
+    // Call's attempts and circuit; Call adds the metrics around it (common/metrics.h).
+    common::Result<RpcReply> CallUncounted(std::string_view method, std::string_view params_json, bool idempotent);
+
     std::unique_ptr<RpcTransport> m_transport;
     RpcOptions m_options;
     ChainCircuit* m_circuit;

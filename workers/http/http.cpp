@@ -84,6 +84,8 @@ HttpRequest RequestFromParams(const CgiParams& params, std::string body) {
             r.headers["content-type"] = std::string(value);
         } else if (name == "REMOTE_ADDR") {
             r.remote_addr = std::string(value);
+        } else if (name == "SIGIL_OPERATOR") {
+            r.operator_listener = value == "1";
         } else if (name.rfind("HTTP_", 0) == 0 && name.size() > 5) {
             std::string h;
             h.reserve(name.size() - 5);

@@ -25,6 +25,10 @@ struct HttpRequest {
     std::string remote_addr;
     std::string request_id;      // fresh UUID v4 for this request
     std::string correlation_id;  // sanitized X-Correlation-Id, "" when absent or empty after sanitizing
+    // Set only by nginx's operator listener (fastcgi_param SIGIL_OPERATOR 1, nginx/sigil.conf.template):
+    // a FastCGI param no client can send (request headers arrive as HTTP_*), so operator-only routes
+    // (/metrics) are refused on the public listener even if its config passed every path.
+    bool operator_listener = false;
 
     // Header by lowercase name ("x-api-key"), if present.
     std::optional<std::string> Header(std::string_view name) const;

@@ -277,6 +277,7 @@ common::Result<std::string> GenerateOpenApi(const std::vector<Route>& routes, co
     Value paths(rapidjson::kObjectType);
     std::set<std::string> operation_ids;
     for (const auto& route : routes) {
+        if (route.operator_only) continue;  // not part of the public interface
         std::string id = LastSegment(route.path);
         if (!operation_ids.insert(id).second) {
             id += "_" + Lower(route.method);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "common/metrics.h"
 
 namespace sigil::workers {
 namespace {
@@ -29,10 +30,12 @@ void Router::Add(Route route) {
 }
 
 HttpResponse Router::Dispatch(const HttpRequest& request) const {
+    const std::int64_t started_us = common::MetricsNowUs();
+    std::uint32_t route_index = 0;
     HttpResponse response;
     try {
         if (m_request_hook) m_request_hook();
-        response = DispatchUnfinalized(request);
+        response = DispatchUnfinalized(request, route_index);
     } catch (const std::exception& e) {
         common::LogError(std::string("handler threw: ") + e.what(), request.request_id);
         response = ErrorResponse(500, "internal_error", "internal error");
@@ -42,16 +45,21 @@ HttpResponse Router::Dispatch(const HttpRequest& request) const {
     }
     if (m_request_end_hook) m_request_end_hook();
     FinalizeResponse(response, request);
+    common::CountRequest(route_index, response.status, common::MetricsNowUs() - started_us);
     return response;
 }
 
-HttpResponse Router::DispatchUnfinalized(const HttpRequest& request) const {
+HttpResponse Router::DispatchUnfinalized(const HttpRequest& request, std::uint32_t& route_index) const {
     const Route* route = nullptr;
     std::set<std::string> allowed;
     for (const auto& r : m_routes) {
         if (r.path != request.path) continue;
+        if (r.operator_only && !request.operator_listener) continue;
         allowed.insert(r.method);
-        if (r.method == request.method) route = &r;
+        if (r.method == request.method) {
+            route = &r;
+            route_index = static_cast<std::uint32_t>(&r - m_routes.data()) + 1;
+        }
     }
     if (allowed.empty()) return ErrorResponse(404, "not_found", "no such endpoint");
     if (route == nullptr) {

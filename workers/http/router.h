@@ -76,6 +76,9 @@ struct Route {
     // the 200 answer plus "pending":true and "tx_hash"); documented as such in OpenAPI.
     bool may_answer_pending = false;
     Charge charge = Charge::None;
+    // Served only on nginx's operator listener (HttpRequest::operator_listener; 404 elsewhere, as if
+    // absent) and left out of the OpenAPI document: /metrics.
+    bool operator_only = false;
 };
 
 class Router {
@@ -107,7 +110,8 @@ public:
     const std::vector<Route>& routes() const { return m_routes; }
 
 private:
-    HttpResponse DispatchUnfinalized(const HttpRequest& request) const;
+    // `route_index` is set to the matched route's index + 1 (0 = none): the requests' metrics label.
+    HttpResponse DispatchUnfinalized(const HttpRequest& request, std::uint32_t& route_index) const;
     std::vector<Route> m_routes;
     Authenticator m_authenticator;
     std::function<void()> m_request_hook;

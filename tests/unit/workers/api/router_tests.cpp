@@ -77,6 +77,8 @@ class RouterTests : public CppUnit::TestFixture {
     CPPUNIT_TEST_SUITE(RouterTests);
     CPPUNIT_TEST(testRoutesByMethodAndPath);
     CPPUNIT_TEST(testUnknownPathIsJson404);
+    CPPUNIT_TEST(testOperatorOnlyRouteIsAbsentOffTheOperatorListener);
+    CPPUNIT_TEST(testOperatorFlagComesOnlyFromTheFastCgiParam);
     CPPUNIT_TEST(testWrongMethodIs405WithAllow);
     CPPUNIT_TEST(testNonJsonBodyIs415);
     CPPUNIT_TEST(testMalformedJsonIs422);
@@ -106,6 +108,28 @@ public:
             CPPUNIT_ASSERT_EQUAL_MESSAGE(p, 404, r.status);
             CPPUNIT_ASSERT(HasErrorCode(r, "not_found"));
         }
+    }
+    void testOperatorOnlyRouteIsAbsentOffTheOperatorListener() {
+        Router router;
+        Route route{"GET", "/metrics", AuthRequirement::None, BodyKind::None,
+                    [](RequestContext&) -> common::Result<HttpResponse> { return JsonResponse(200, "{}"); }, "", "", "", ""};
+        route.operator_only = true;
+        router.Add(std::move(route));
+        auto pub = router.Dispatch(Req("GET", "/metrics"));
+        CPPUNIT_ASSERT_EQUAL(404, pub.status);
+        CPPUNIT_ASSERT(HasErrorCode(pub, "not_found"));
+        // Not even a 405 that would tell the route exists.
+        CPPUNIT_ASSERT_EQUAL(404, router.Dispatch(Req("POST", "/metrics")).status);
+        HttpRequest op = Req("GET", "/metrics");
+        op.operator_listener = true;
+        CPPUNIT_ASSERT_EQUAL(200, router.Dispatch(op).status);
+    }
+    void testOperatorFlagComesOnlyFromTheFastCgiParam() {
+        // A client's header "Sigil-Operator: 1" arrives as HTTP_SIGIL_OPERATOR and must not count.
+        const CgiParams from_client = {{"REQUEST_METHOD", "GET"}, {"REQUEST_URI", "/metrics"}, {"HTTP_SIGIL_OPERATOR", "1"}};
+        CPPUNIT_ASSERT(!RequestFromParams(from_client, "").operator_listener);
+        const CgiParams from_nginx = {{"REQUEST_METHOD", "GET"}, {"REQUEST_URI", "/metrics"}, {"SIGIL_OPERATOR", "1"}};
+        CPPUNIT_ASSERT(RequestFromParams(from_nginx, "").operator_listener);
     }
     void testWrongMethodIs405WithAllow() {
         const Router router = TestRouter();
