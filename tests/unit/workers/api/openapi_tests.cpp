@@ -135,7 +135,7 @@ public:
             Charge want = Charge::None;
             if (route.path == "/core/v1/new_account") {
                 want = Charge::StarterCredit;
-            } else if (route.path == "/core/v1/sigil_action") {
+            } else if (route.path == "/core/v1/sigil_action" || route.path == "/core/v1/lit_action") {
                 want = Charge::RunTime;  // its handler charges the run's seconds (declared for OpenAPI's 402)
             } else if (route.path == "/core/v1/convert_to_chain_secured_account") {
                 want = Charge::WriteMovingBalance;
