@@ -19,7 +19,7 @@ const double HISTOGRAM_BOUNDS_S[HISTOGRAM_BOUNDS] = {0.001, 0.0025, 0.005, 0.01,
 namespace {
 
 constexpr std::uint64_t kMagic = 0x5349474d45545243ULL;  // "SIGMETRC"
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 // The mapping's size, page-rounded so Attach can check it exactly.
 constexpr std::size_t kSize = (sizeof(SharedMetrics) + 4095) / 4096 * 4096;
 
@@ -186,6 +186,11 @@ void CountRun(RunEnding ending, std::int64_t micros) {
     const auto i = static_cast<std::uint32_t>(ending) % RUN_ENDINGS;
     Add(g_metrics->runs[i], 1);
     g_metrics->run_seconds[i].Observe(micros);
+}
+
+void CountRunCpu(std::int64_t micros) {
+    if (g_metrics == nullptr) return;
+    g_metrics->run_cpu_seconds.Observe(micros);
 }
 
 void CountOp(OpKind kind) {

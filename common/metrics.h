@@ -80,6 +80,9 @@ struct SharedMetrics {
     SharedHistogram request_seconds[METRICS_ROUTES];
     std::atomic<std::uint64_t> runs[RUN_ENDINGS];
     SharedHistogram run_seconds[RUN_ENDINGS];
+    // The sandbox child's user + system CPU per run, counted when its worker reads the child's exit
+    // report: at once for a run that waited for it, at the worker's next run for one that answered first.
+    SharedHistogram run_cpu_seconds;
     std::atomic<std::uint64_t> run_ops[OP_KINDS];
     std::atomic<std::uint64_t> chain_calls[CHAIN_METHODS];
     std::atomic<std::uint64_t> chain_failures[CHAIN_METHODS];
@@ -135,6 +138,7 @@ SharedMetrics* BoundMetrics();
 // The request path's calls: each is a no-op when unbound.
 void CountRequest(std::uint32_t route_index, int status, std::int64_t micros);
 void CountRun(RunEnding ending, std::int64_t micros);
+void CountRunCpu(std::int64_t micros);
 void CountOp(OpKind kind);
 void CountChainCall(std::string_view method, bool ok, std::int64_t micros);
 void CountDependency(Dependency dependency, bool ok, std::int64_t micros);

@@ -99,12 +99,31 @@ test('the operator listener serves /metrics and nothing else', async () => {
   assert.ok(!/0x[0-9a-f]{40}/i.test(m.text));
 });
 
+test('a run that computes shows its CPU time (the zygote\'s wait4)', async () => {
+  const before = (await scrape()).text;
+  const sumBefore = sample(before, 'sigil_run_cpu_seconds_sum') ?? 0;
+  // Busy for a fixed amount of work, not of wall time: a loaded machine stretches the wall time.
+  const r = await s.run('function main() { let x = 0; for (let i = 0; i < 3000000; i++) x = (x + i * 7) % 1000003; return x; }', {});
+  assert.equal(r.has_error, false, JSON.stringify(r));
+  // A run answers before its child is reaped: the worker counts the report at its next run, so
+  // every worker of the pool runs once more.
+  const after = await eventually(async () => {
+    await Promise.all([s.run(HELLO, { n: 0 }), s.run(HELLO, { n: 1 })]);
+    const text = (await scrape()).text;
+    return sample(text, 'sigil_run_cpu_seconds_sum') - sumBefore >= 0.05 ? text : null;
+  }, 20000, 100).catch(() => null) ?? (await scrape()).text;
+  const spent = sample(after, 'sigil_run_cpu_seconds_sum') - sumBefore;
+  assert.ok(spent >= 0.05, `the computing run cost ${spent} s of CPU by the metric`);
+});
+
 test('known traffic gives exact counts, across workers, in one scrape', async () => {
   const before = (await scrape()).text;
   const versionBefore = sample(before, 'sigil_http_requests_total{route="GET /core/v1/version",status="2xx"}') ?? 0;
   const okBefore = sample(before, 'sigil_runs_total{ending="ok"}');
   const errBefore = sample(before, 'sigil_runs_total{ending="script_error"}');
   const unmatchedBefore = sample(before, 'sigil_http_requests_total{route="unmatched",status="4xx"}') ?? 0;
+  const cpuCountBefore = sample(before, 'sigil_run_cpu_seconds_count') ?? 0;
+  const cpuSumBefore = sample(before, 'sigil_run_cpu_seconds_sum') ?? 0;
   // Two at a time (nginx passes at most max_workers = 4 at once), so both workers serve some of them:
   // the counts are the pool's, not one worker's.
   for (let i = 0; i < VERSION_CALLS; i += 2) {
@@ -124,6 +143,9 @@ test('known traffic gives exact counts, across workers, in one scrape', async ()
   assert.equal(sample(after, 'sigil_http_requests_total{route="POST /core/v1/sigil_action",status="2xx"}'),
     (sample(before, 'sigil_http_requests_total{route="POST /core/v1/sigil_action",status="2xx"}') ?? 0) + OK_RUNS + THROWING_RUNS);
   assert.equal(sample(after, 'sigil_run_duration_seconds_count{ending="ok"}'), okBefore + OK_RUNS);
+  // Each run's sandbox child's CPU time, from the zygote's wait4: one sample per run, counted when
+  // the worker reads the exit report (the last run of each of the pool's workers at its next run).
+  assert.ok(sample(after, 'sigil_run_cpu_seconds_count') >= cpuCountBefore + OK_RUNS + THROWING_RUNS - 2);
   assert.ok(sample(after, 'sigil_zygote_spawn_duration_seconds_count') >= OK_RUNS + THROWING_RUNS);
   // Every run checks its key on chain, and keyd answered the new account's writes.
   assert.ok(sample(after, 'sigil_chain_calls_total{method="eth_call"}') > 0);

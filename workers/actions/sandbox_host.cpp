@@ -240,7 +240,13 @@ Result<pid_t> Zygote::AwaitSpawned() {
         auto msg = ReceiveZygoteControl(m_control.get());
         if (!msg.ok() || !msg->has_value()) return Gone();
         const ZygoteControl& m = (*msg)->message;
-        if (m.type != ZygoteControlType::Spawned) continue;  // an exit report from an abandoned run
+        if (m.type == ZygoteControlType::Exited) {
+            // The exit report of an earlier run, which answered without waiting for it: its child's
+            // CPU time is counted now.
+            common::CountRunCpu(static_cast<std::int64_t>(m.cpu_us));
+            continue;
+        }
+        if (m.type != ZygoteControlType::Spawned) continue;
         if (m.pid <= 0) return MakeError(ErrorKind::Internal, "spawn_failed", "the zygote could not fork");
         return static_cast<pid_t>(m.pid);
     }
@@ -496,7 +502,11 @@ Result<RunOutcome> RunSession::Drive(common::Bytes run_frame) {
             auto msg = ReceiveZygoteControl(m_zygote.control_fd());
             if (!msg.ok() || !msg->has_value()) return Gone();
             const ZygoteControl& m = (*msg)->message;
-            if (m.type == ZygoteControlType::Exited && m.pid == m_outcome.pid) status = m.status;
+            if (m.type == ZygoteControlType::Exited && m.pid == m_outcome.pid) {
+                status = m.status;
+                m_outcome.cpu_us = m.cpu_us;
+                common::CountRunCpu(static_cast<std::int64_t>(m.cpu_us));
+            }
         }
     }
     Classify(*status);

@@ -191,6 +191,10 @@ struct RunOutcome {
                           // "sandbox_crashed", "protocol_error")
     pid_t pid = -1;
     int wait_status = 0;  // as from waitpid
+    // The child's user + system CPU time, as the zygote reaped it: only when the run waited for its
+    // exit report (a limit, a crash); a run that answered returns first, and its report's CPU time
+    // is counted (sigil_run_cpu_seconds) when the worker reads it, at its next run.
+    std::uint64_t cpu_us = 0;
     std::uint32_t ops = 0;
     // The lowered code the child reported (RunRequest::lower runs that got past parsing): what
     // the worker caches by CID. Sent before any of the action's code ran.

@@ -66,6 +66,10 @@ void Runs(PrometheusText& out, const common::SharedMetrics& m) {
         out.Histogram("sigil_run_duration_seconds",
                       MetricLabels{{"ending", common::RunEndingName(static_cast<common::RunEnding>(e))}}, m.run_seconds[e]);
     }
+    out.Family("sigil_run_cpu_seconds", "histogram",
+               "CPU time (user + system) of each run's sandbox child, as its zygote reaped it (counted when "
+               "the worker reads the exit report: a run that answered first is counted at that worker's next run).");
+    out.Histogram("sigil_run_cpu_seconds", {}, m.run_cpu_seconds);
     out.Family("sigil_run_ops_total", "counter", "Operations actions asked their worker for, by kind.");
     for (std::uint32_t k = 0; k < common::OP_KINDS; ++k) {
         out.Sample("sigil_run_ops_total", MetricLabels{{"kind", common::OpKindName(static_cast<common::OpKind>(k))}},

@@ -44,6 +44,7 @@ common::Bytes EncodeZygoteControl(const ZygoteControl& message) {
     case ZygoteControlType::Exited:
         w.PutU64(static_cast<std::uint64_t>(std::int64_t{message.pid}));
         w.PutU64(static_cast<std::uint32_t>(message.status));
+        w.PutU64(message.cpu_us);
         break;
     }
     auto frame = std::move(w).Finish();  // a few dozen bytes: far below the cap
@@ -78,6 +79,9 @@ Result<ZygoteControl> DecodeZygoteControl(ByteView packet) {
         auto status = ok ? r->GetU64() : Result<std::uint64_t>(Malformed());
         ok = ok && status.ok() && *status <= std::numeric_limits<std::uint32_t>::max();
         if (ok) out.status = static_cast<std::int32_t>(static_cast<std::uint32_t>(*status));
+        auto cpu = ok ? r->GetU64() : Result<std::uint64_t>(Malformed());
+        ok = ok && cpu.ok();
+        if (ok) out.cpu_us = *cpu;
         break;
     }
     default: return Malformed();

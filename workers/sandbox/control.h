@@ -47,6 +47,7 @@ struct ZygoteControl {
     ZygoteControlType type = ZygoteControlType::Spawn;
     std::int32_t pid = 0;     // Spawned, Kill, Exited
     std::int32_t status = 0;  // Exited
+    std::uint64_t cpu_us = 0;  // Exited: the child's user + system CPU time (wait4), microseconds
 };
 
 // The complete frame of one message.

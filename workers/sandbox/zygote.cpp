@@ -17,6 +17,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -141,14 +142,20 @@ void ZygoteServer::Accept() {
 void ZygoteServer::Reap() {
     int status = 0;
     pid_t pid;
-    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+    rusage usage{};
+    // wait4: the child's CPU time comes with its exit, for the worker's run CPU metric.
+    while ((pid = ::wait4(-1, &status, WNOHANG, &usage)) > 0) {
         const auto child = m_children.find(pid);
         if (child == m_children.end()) continue;
         const ConnectionId owner = child->second;
         m_children.erase(child);
         const auto conn = m_connections.find(owner);
         if (conn == m_connections.end()) continue;  // its worker is gone: nobody to tell
-        if (!SendZygoteControl(conn->second.get(), ZygoteControl{ZygoteControlType::Exited, pid, status})) Close(owner);
+        const auto micros = [](const timeval& t) {
+            return static_cast<std::uint64_t>(t.tv_sec) * 1000000U + static_cast<std::uint64_t>(t.tv_usec);
+        };
+        const ZygoteControl exited{ZygoteControlType::Exited, pid, status, micros(usage.ru_utime) + micros(usage.ru_stime)};
+        if (!SendZygoteControl(conn->second.get(), exited)) Close(owner);
     }
 }
 

@@ -33,6 +33,9 @@ public:
         const auto exited = RoundTrip({ZygoteControlType::Exited, 9, 0x8b});  // SIGSEGV with core
         CPPUNIT_ASSERT_EQUAL(9, exited.pid);
         CPPUNIT_ASSERT_EQUAL(0x8b, exited.status);
+        // The child's CPU time rides along (the run CPU metric), up to the full 64 bits.
+        const auto timed = RoundTrip({ZygoteControlType::Exited, 9, 0, 12345678901234ULL});
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{12345678901234ULL}, timed.cpu_us);
     }
     void testSpawnIsOneTypeByte() {
         CPPUNIT_ASSERT((EncodeZygoteControl({ZygoteControlType::Spawn, 0, 0}) == Bytes{0, 0, 0, 1, 1}));
