@@ -6,11 +6,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startCluster } from '../api/cluster.mjs';
 import {
-  assertOk, assertSuccess, newAccount, addGroup, createWallet, actionRunner, keccakText, chainRpc, ethers, BUILD_DIR, eventually,
+  assertOk, assertSuccess, newAccount, addGroup, createWallet, actionRunner, keccakText, chainRpc, ethers, BUILD_DIR, eventually, assertError,
 } from '../api/stack.mjs';
 
 let cluster;
@@ -198,5 +198,33 @@ test('the supervisor refuses a payer share that cannot be: an index outside the 
     assert.match(short.stderr + short.stdout, /payers/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a payment confirmed on every instance at once is credited once', async () => {
+  const acct = await newAccount(via(0), 'buyer');
+  const abi = (name) => JSON.parse(readFileSync(join(BUILD_DIR, `contracts/${name}.abi.json`), 'utf8'));
+  const provider = new ethers.JsonRpcProvider(cluster.chain.rpcUrl, undefined, { staticNetwork: true, pollingInterval: 50 });
+  try {
+    const wallet = ethers.Wallet.createRandom().connect(provider);
+    await provider.send('anvil_setBalance', [wallet.address, '0x8ac7230489e80000']);
+    const payer = new ethers.NonceManager(wallet);
+    const token = new ethers.Contract(via(0).token, abi('TestStablecoin'), payer);
+    const payments = new ethers.Contract(via(0).payments, abi('Payments'), payer);
+    await (await token.mint(wallet.address, 10_000_000_000n)).wait();
+    await (await token.approve(via(0).payments, ethers.MaxUint256)).wait();
+    const before = await balance(0, acct.api_key);
+    const intent = assertOk(await via(0).request('POST', 'billing/create_payment_intent', { key: acct.api_key, body: { amount_cents: 500 } }));
+    await (await payments.pay(intent.pay.reference, BigInt(intent.pay.amount))).wait();
+    const body = { payment_intent_id: intent.payment_intent_id };
+    const answers = await Promise.all([via(0), via(1), { request: cluster.request }, via(1)].map((t) =>
+      t.request('POST', 'billing/confirm_payment', { key: acct.api_key, body })));
+    const credited = answers.filter((r) => r.status === 200);
+    assert.equal(credited.length, 1, answers.map((r) => `${r.status} ${r.text.slice(0, 120)}`).join('\n'));
+    assert.equal(credited[0].json.credited_cents, 500);
+    for (const r of answers.filter((x) => x.status !== 200)) assertError(r, 409, 'payment_already_credited');
+    assert.equal(await balance(1, acct.api_key), before + 500, 'credited once, seen on the other instance');
+  } finally {
+    provider.destroy();
   }
 });
