@@ -80,6 +80,11 @@ constexpr ConfigKey kSchema[] = {
      "a chain call that answers but takes longer than this counts as a failure for the circuit"},
     {"chain", "tx_replace_after_ms", ConfigType::Int, "6000", 100, 600000,
      "a relayed write with no receipt after this is re-sent with the same nonce and fees raised 25%"},
+    {"chain", "instance_index", ConfigType::Int, "0", 0, 1023,
+     "this instance's number (0..instance_count-1) among instances sharing one chain: it sends only from its own "
+     "share of the payers, so no two instances share a nonce sequence"},
+    {"chain", "instance_count", ConfigType::Int, "1", 1, 1024,
+     "how many instances share the chain and its payers (each configured with the same payers and its own instance_index)"},
     {"actions", "timeout_ms", ConfigType::Int, "30000", 100, 600000,
      "wall-clock limit of one run (lowering included); the sandbox is killed 1 s after it"},
     {"actions", "memory_bytes", ConfigType::Int, "67108864", 4194304, 1LL << 30, "heap limit of one run"},

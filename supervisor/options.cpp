@@ -2,6 +2,8 @@
 
 #include "supervisor/zygotes.h"
 
+#include "common/payer_range.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -48,6 +50,8 @@ common::Result<SupervisorOptions> OptionsFromConfig(const common::Config& config
         return pool_sizes("reserve_workers (" + std::to_string(o.reserve_workers) + ") must be below max_workers (" +
                           std::to_string(o.max_workers) + "), or no chain call could ever run");
     }
+    // Every worker would refuse this share of the payers; refusing it here stops the start instead.
+    if (auto share = common::PayerRangeFromConfig(config); !share.ok()) return share.error();
     o.max_requests = static_cast<std::uint64_t>(config.GetInt(S, "max_requests"));
     o.metrics = config.GetBool("metrics", "enabled");
     o.request_hard_timeout_ms = config.GetInt(S, "request_hard_timeout_s") * 1000;

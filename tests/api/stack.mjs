@@ -44,6 +44,11 @@
 //   stack.operatorUrl    http://127.0.0.1:<port>: nginx's operator listener (GET /metrics for Prometheus)
 //   startStack({metrics: ['enabled = false']}) adds lines to the [metrics] section; {evidenceMetrics: true} adds
 //                        evidence_dir = the stack's evidence folder (/metrics then reports the set's age)
+//   startStack({rootKeyFile, joinChain: other.chainInfo, port}) for several instances of one service
+//                        (tests/api/cluster.mjs): keyd's root key from that file (created if missing) instead of
+//                        the home's; no dev chain of its own but the one `other` started (its chain.json fields);
+//                        nginx on that port (a restarted instance keeps its balancer entry). stack.chainInfo: the
+//                        chain.json fields of the chain this stack uses
 //   configKnows('supervisor', 'max_workers', 96)  whether the build's configuration has that key (a build
 //                        from before it refuses it), so a benchmark can also run the build it is compared with
 //
@@ -154,7 +159,8 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 /// default 8: the payer wallets registered, funded and leased per relayed write).
 export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 8, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
   chainState = false, teeSim = false, workerOptions = [], supervisorOptions = [], billing = null, nginxEnv = {},
-  lowerer = true, runsPerKey = null, rpcUrl = null, metrics = [], evidenceMetrics = false } = {}) {
+  lowerer = true, runsPerKey = null, rpcUrl = null, metrics = [], evidenceMetrics = false,
+  rootKeyFile = null, joinChain = null, port: fixedPort = null } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -189,7 +195,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
     }
     // 1. keyd's payer wallets: exactly [chain] payers (leased per relayed write, as scripts/start).
     const payers = chainPayers;
-    const rootKey = join(home, 'keyd/root.key');
+    const rootKey = rootKeyFile ?? join(home, 'keyd/root.key');
     const payersJson = JSON.parse(execFileSync(keydBin,
       ['--print-payers', '--root-key-file', rootKey, '--payers', String(payers)],
       { stdio: ['ignore', 'pipe', 'pipe'] }).toString());
@@ -202,18 +208,20 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
     const composeHash = teeSim
       ? '0x' + execFileSync(process.execPath, [teeSimBin, '--compose', appCompose, '--print-compose-hash']).toString().trim()
       : null;
-    children.push(launch('devchain', process.execPath, [join(SOURCE_DIR, 'scripts/devchain.mjs'), 'start',
+    if (!joinChain) children.push(launch('devchain', process.execPath, [join(SOURCE_DIR, 'scripts/devchain.mjs'), 'start',
       '--config', chainFile, '--build-dir', BUILD_DIR, '--api-payers', payersJson.api_payers.join(','),
       '--admin-payer', payersJson.admin_payer, ...(chainState ? ['--state', join(home, 'chain')] : []),
       ...(teeSim ? ['--compose-hash', composeHash] : [])],
       join(logs, 'devchain.log')));
+    if (joinChain) writeFileSync(chainFile, JSON.stringify(joinChain));
     for (let i = 0; i < 600 && !existsSync(chainFile); i++) {
       if (children[0].exited) break;
       await sleep(50);
     }
     if (!existsSync(chainFile)) throw new Error(`the dev chain did not come up:\n${tail(join(logs, 'devchain.log'))}`);
     const chain = JSON.parse(readFileSync(chainFile, 'utf8'));
-    anvilPid = chain.anvil_pid ?? null;
+    // A joined chain belongs to the stack that started it: this one never stops its anvil.
+    anvilPid = joinChain ? null : chain.anvil_pid ?? null;
     if (anvilPid) livePids.add(anvilPid);
 
     // 2b. The simulated TEE guest agent; its app id is the governance contract's address.
@@ -270,7 +278,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
     children.push(launch('supervisor', supervisorBin, ['-c', conf], join(logs, 'supervisor.log')));
 
     // 5. nginx.
-    const port = await freePort();
+    const port = fixedPort ?? await freePort();
     const operatorPort = await freePort();
     const prefix = join(home, 'nginx');
     execFileSync(join(SOURCE_DIR, 'nginx/render-dev.sh'), [prefix, String(port), fcgiSocket, join(run, 'evidence')],
@@ -300,7 +308,8 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
     if (!healthy) throw new Error(`/health did not answer 200:\n${tail(join(logs, 'supervisor.log'))}`);
 
     const request = (method, path, opts = {}) => {
-      const { key, bearer, body, rawBody, contentType, headers = {}, query } = opts;
+      // origin and via: another server's URL and agent (tests/api/cluster.mjs's balancer), same request.
+      const { key, bearer, body, rawBody, contentType, headers = {}, query, origin = url, agent: via = agent } = opts;
       const atRoot = ['/health', '/attestation', '/info'].includes(path) || path.startsWith('/evidences');
       let full = path.startsWith('/core') || atRoot ? path
         : `/core/v1${path.startsWith('/') ? '' : '/'}${path}`;
@@ -320,7 +329,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       } else if (method === 'POST') {
         h['Content-Length'] = '0';
       }
-      return httpsRequest(agent, url + full, method, { headers: h, body: payload });
+      return httpsRequest(via, origin + full, method, { headers: h, body: payload });
     };
 
     const pidOf = (name) => {
@@ -391,6 +400,8 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       operatorUrl: `http://127.0.0.1:${operatorPort}`,
       rpcUrl: chain.rpc_url,
       anvilPid,
+      chainInfo: chain,
+      port,
       chainId: chain.chain_id,
       contract: chain.contract_address,
       apiPayers: chain.api_payers,

@@ -62,30 +62,34 @@ private:
     const WriteCredential& m_credential;
 };
 
-// The service's PayerSource: keyd's API payer wallets 0..leases.Payers()-1, one leased per write
-// from the pool-wide table, signed for by keyd under the request's credential.
+// The service's PayerSource: keyd's API payer wallets first..first+leases.Payers()-1 (this instance's
+// share, common/payer_range.h), one leased per write from the pool-wide table, signed for by keyd
+// under the request's credential.
 class KeydPayers final : public PayerSource {
 public:
     // `wait`: how long a write waits for a free payer before 503 overloaded. All references outlive this.
-    KeydPayers(KeydClient& keyd, PayerLeases& leases, const WriteCredential& credential, std::chrono::milliseconds wait)
-        : m_keyd(keyd), m_leases(leases), m_credential(credential), m_wait(wait) {}
+    // `first`: keyd's index of the share's first wallet (lease i signs as keyd's payer first + i).
+    KeydPayers(KeydClient& keyd, PayerLeases& leases, std::uint32_t first, const WriteCredential& credential,
+               std::chrono::milliseconds wait)
+        : m_keyd(keyd), m_leases(leases), m_first(first), m_credential(credential), m_wait(wait) {}
 
     common::Result<std::unique_ptr<Held>> Acquire() override {
         // The addresses come from keyd once; keyd refuses more payers than it was started with.
         if (m_addresses.empty()) {
-            auto list = m_keyd.GetPayers(m_leases.Payers());
+            const std::uint32_t needed = m_first + m_leases.Payers();
+            auto list = m_keyd.GetPayers(needed);
             if (!list.ok()) return list.error();
-            if (list->payers.size() < m_leases.Payers()) {
+            if (list->payers.size() < needed) {
                 return common::MakeError(common::ErrorKind::Internal, "keyd_payers_short",
                                          "keyd has fewer API payers than [chain] payers");
             }
-            m_addresses = std::move(list->payers);
+            m_addresses.assign(list->payers.begin() + m_first, list->payers.begin() + needed);
         }
         auto lease = m_leases.Acquire(m_wait);
         if (!lease.ok()) return lease.error();
         const std::uint32_t index = lease->Index();
         return std::unique_ptr<Held>(new Payer(std::move(lease).value(),
-                                               KeydPayerSigner(m_keyd, index, m_addresses.at(index), m_credential)));
+                                               KeydPayerSigner(m_keyd, m_first + index, m_addresses.at(index), m_credential)));
     }
 
 private:
@@ -101,6 +105,7 @@ private:
 
     KeydClient& m_keyd;
     PayerLeases& m_leases;
+    std::uint32_t m_first;
     const WriteCredential& m_credential;
     std::chrono::milliseconds m_wait;
     std::vector<common::Address20> m_addresses;

@@ -1,5 +1,6 @@
 #include "workers/chain/service.h"
 
+#include "common/payer_range.h"
 #include "common/scoreboard.h"
 #include "common/secp256k1.h"
 
@@ -48,7 +49,11 @@ common::Result<std::unique_ptr<Service>> Service::Create(const common::Config& c
         return MakeError(ErrorKind::InvalidInput, "invalid_config", "[chain] payers must be 1.." +
                                                                         std::to_string(common::Scoreboard::MAX_PAYERS));
     }
-    s->m_leases = std::make_unique<PayerLeases>(payer_owners, payers, slot + 1);
+    // Only this instance's share of the payers is leased here; the lease table indexes the share.
+    auto share = common::PayerRangeFromConfig(config);
+    if (!share.ok()) return share.error();
+    s->m_payer_first = share->first;
+    s->m_leases = std::make_unique<PayerLeases>(payer_owners, share->count, slot + 1);
 
     RpcOptions rpc;
     rpc.url = rpc_url;
@@ -91,7 +96,7 @@ common::Result<AccountConfigClient*> Service::Contract() {
     if (m_keyd == nullptr) {
         return MakeError(ErrorKind::Unavailable, "keyd_not_configured", "this instance has no keyd to sign writes");
     }
-    m_payers = std::make_unique<KeydPayers>(*m_keyd, *m_leases, m_credential, PAYER_WAIT);
+    m_payers = std::make_unique<KeydPayers>(*m_keyd, *m_leases, m_payer_first, m_credential, PAYER_WAIT);
     m_sender = std::make_unique<TxSender>(*m_eth, *m_payers, m_send_options);
     m_write_client = std::make_unique<AccountConfigClient>(m_contract, *m_reader, *m_cache, m_sender.get());
     return m_write_client.get();

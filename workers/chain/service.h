@@ -95,6 +95,7 @@ private:
     std::unique_ptr<CachedReader> m_reader;
     std::unique_ptr<AccountConfigClient> m_read_client;
     std::unique_ptr<PayerLeases> m_leases;
+    std::uint32_t m_payer_first = 0;  // keyd's index of lease 0: this instance's share ([chain] instance_index)
     std::unique_ptr<KeydPayers> m_payers;
     TxSenderOptions m_send_options;
     std::unique_ptr<TxSender> m_sender;
