@@ -279,3 +279,17 @@ test('keyd signs receipts only from their fields, under its own domain, never an
   assert.equal(reply[0], 0x83);
   assert.equal(ethers.hexlify(reply.subarray(5, 25)), s.report.receiptKey);
 });
+
+test('keyd down after the run: the result is still answered, with receipt_error instead of a receipt', async () => {
+  const restarting = stack.restart('keyd', { downMs: 4000 });
+  await new Promise((r) => setTimeout(r, 1000));
+  const r = await stack.request('POST', 'sigil_action', { key: s.executor, body: { code: s.code, js_params: s.params, receipt: true } });
+  await restarting;
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.json.response, s.answer.response);
+  assert.equal('receipt' in r.json, false);
+  assert.equal(r.json.receipt_error.code, 'keyd_unavailable', r.text);
+  // keyd back: receipts again.
+  const again = await stack.request('POST', 'sigil_action', { key: s.executor, body: { code: s.code, js_params: s.params, receipt: true } });
+  assert.equal(checkReceipt(again.json, { evidence: s.report, params: s.params }).ok, true, again.text);
+});
