@@ -25,7 +25,7 @@ void ConfigureReceipts(ReceiptSettings settings);
 
 // Before a run asked with a receipt, so one that cannot be signed never runs (and costs nothing):
 // the app id (the agent's Info, once per worker) and the receipt key's address (keyd, once).
-// Errors: Unavailable "receipt_unavailable" (no keyd, the agent or keyd failed), with the cause.
+// Errors: Unavailable "receipt_unavailable" (502: no keyd, the agent or keyd failed), with the cause.
 common::Status PrepareReceipt(Service& service);
 
 // The JSON members to append to the run's answer: `,"receipt":{domain, types, primaryType,
