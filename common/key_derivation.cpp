@@ -34,6 +34,22 @@ Result<SecretBytes> DeriveScalar(const SecretBytes& root, ByteView info) {
     return detail::DeriveReduced(root, info, &IsValidSecp256k1Scalar);
 }
 
+// The receipt key's reduction, under its own salt (the counter rule as DeriveReduced's).
+Result<SecretBytes> DeriveReceiptScalar(const SecretBytes& root) {
+    if (root.size() != ROOT_KEY_SIZE) return InvalidRoot();
+    Bytes info = ToBytes(std::string_view("receipt"));
+    for (int attempt = 0; attempt < MAX_ATTEMPTS; ++attempt) {
+        if (attempt > 0) {
+            if (attempt > 1) info.pop_back();
+            info.push_back(static_cast<std::uint8_t>(attempt - 1));
+        }
+        auto key = HkdfSha256(root.view(), AsBytes(RECEIPT_KEY_SALT), info, DERIVED_KEY_SIZE);
+        if (!key.ok()) return DerivationFailed();
+        if (IsValidSecp256k1Scalar(key->view())) return key;
+    }
+    return DerivationFailed();
+}
+
 }  // namespace
 
 bool IsValidSecp256k1Scalar(ByteView key) {
@@ -82,5 +98,7 @@ Result<SecretBytes> DerivePayerKey(const SecretBytes& root, std::uint32_t index)
 }
 
 Result<SecretBytes> DeriveAdminPayerKey(const SecretBytes& root) { return DeriveScalar(root, Info("admin-payer")); }
+
+Result<SecretBytes> DeriveReceiptKey(const SecretBytes& root) { return DeriveReceiptScalar(root); }
 
 }  // namespace sigil::common

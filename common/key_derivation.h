@@ -17,6 +17,8 @@ constexpr std::size_t ROOT_KEY_SIZE = 32;
 constexpr std::size_t DERIVED_KEY_SIZE = 32;
 // HKDF salt shared by every derivation below (ASCII, no terminator).
 constexpr std::string_view KEY_DERIVATION_SALT = "sigil/pkp/v1";
+// HKDF salt of the receipt key alone (DeriveReceiptKey).
+constexpr std::string_view RECEIPT_KEY_SALT = "sigil/receipt/v1";
 
 // The common rule. Every key is
 //     K = HKDF-SHA256(ikm = root, salt = "sigil/pkp/v1", info, 32 bytes)
@@ -55,6 +57,12 @@ Result<SecretBytes> DerivePayerKey(const SecretBytes& root, std::uint32_t index)
 
 // The admin payer wallet (secp256k1, reduced): info = "admin-payer" (no other fields).
 Result<SecretBytes> DeriveAdminPayerKey(const SecretBytes& root);
+
+// The deployment's receipt key (secp256k1, reduced), which signs run receipts and nothing else
+// (common/receipt.h). Its own HKDF salt, RECEIPT_KEY_SALT, and info "receipt": every other key
+// above uses KEY_DERIVATION_SALT, so no (label, fields) of theirs can yield it, and it yields none
+// of theirs.
+Result<SecretBytes> DeriveReceiptKey(const SecretBytes& root);
 
 // True iff `key` is 32 bytes encoding an integer in [1, n-1] (a valid secp256k1 private key).
 bool IsValidSecp256k1Scalar(ByteView key);

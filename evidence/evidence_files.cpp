@@ -64,6 +64,12 @@ common::Result<std::vector<EvidenceFile>> CoveredFiles(const std::string& domain
     };
 }
 
+EvidenceFile ReceiptKeyFile(const common::Address20& address, common::ByteView public_key) {
+    return {"receipt-key.json", "{\"address\":" + common::JsonQuote(common::HexEncode(address, true)) +
+                                    ",\"public_key\":" + common::JsonQuote(common::HexEncode(public_key, true)) +
+                                    "}\n"};
+}
+
 std::string Sha256SumText(const std::vector<EvidenceFile>& files) {
     std::string out;
     for (const auto& f : files) {

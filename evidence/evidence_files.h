@@ -24,6 +24,10 @@ struct EvidenceFile {
 common::Result<std::vector<EvidenceFile>> CoveredFiles(const std::string& domain, const std::string& cert_pem,
                                                        const std::string& acme_account_uri);
 
+// receipt-key.json: {"address":"0x<40 hex>","public_key":"0x04<128 hex>"}, the deployment's
+// receipt key (docs/receipts.md), listed in sha256sum.txt so the evidence quote covers it.
+EvidenceFile ReceiptKeyFile(const common::Address20& address, common::ByteView public_key);
+
 // sha256sum's format over `files`: "<64 hex>  <name>\n" per file, in the given order.
 std::string Sha256SumText(const std::vector<EvidenceFile>& files);
 

@@ -13,6 +13,7 @@
 #include "evidence/agent/agent_client.h"
 #include "evidence/agent/report_data.h"
 #include "evidence/evidence_files.h"
+#include "keyd/client/keyd_client.h"
 
 using namespace sigil;
 
@@ -23,11 +24,12 @@ constexpr int EXIT_UNAVAILABLE = 69;
 
 constexpr std::string_view USAGE =
     "usage: sigil-evidence --dir DIR --cert PEM_FILE --domain NAME --acme-account-uri URI --agent-socket PATH\n"
-    "                      [--timeout-ms N (default 10000)]\n"
-    "  DIR becomes a symlink to the current set (nginx serves it at /evidences/).\n";
+    "                      [--keyd-socket PATH] [--timeout-ms N (default 10000)]\n"
+    "  DIR becomes a symlink to the current set (nginx serves it at /evidences/).\n"
+    "  --keyd-socket adds receipt-key.json, the receipt key's address asked of sigil-keyd (docs/receipts.md).\n";
 
 struct Options {
-    std::string dir, cert, domain, acme_uri, agent_socket;
+    std::string dir, cert, domain, acme_uri, agent_socket, keyd_socket;
     int timeout_ms = 10000;
 };
 
@@ -41,6 +43,7 @@ bool Parse(int argc, char** argv, Options* o) {
         else if (flag == "--domain") o->domain = value;
         else if (flag == "--acme-account-uri") o->acme_uri = value;
         else if (flag == "--agent-socket") o->agent_socket = value;
+        else if (flag == "--keyd-socket") o->keyd_socket = value;
         else if (flag == "--timeout-ms") {
             try {
                 o->timeout_ms = std::stoi(value);
@@ -76,6 +79,17 @@ int main(int argc, char** argv) {
     const std::string cert((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     auto files = evidence::CoveredFiles(o.domain, cert, o.acme_uri);
     if (!files.ok()) return Fail(EXIT_USAGE, files.error());
+    // The receipt key's address is covered by sha256sum.txt like the certificate, so a receipt is
+    // checked against a key the quote attests (keyd derives it; the address is public).
+    if (!o.keyd_socket.empty()) {
+        workers::KeydClientOptions keyd_options;
+        keyd_options.socket_path = o.keyd_socket;
+        keyd_options.request_timeout = std::chrono::milliseconds(o.timeout_ms);
+        workers::KeydClient keyd(keyd_options);
+        auto receipt_key = keyd.GetReceiptPublic();
+        if (!receipt_key.ok()) return Fail(EXIT_UNAVAILABLE, receipt_key.error());
+        files->push_back(evidence::ReceiptKeyFile(receipt_key->address, receipt_key->public_key));
+    }
 
     const std::string sums = evidence::Sha256SumText(*files);
     evidence::AgentClient agent({o.agent_socket, o.timeout_ms});

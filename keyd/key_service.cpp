@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "common/eth_tx.h"
 #include "common/hex.h"
+#include "common/keccak.h"
 #include "common/key_derivation.h"
 #include "common/log.h"
 #include "common/random.h"
 #include "common/secp256k1.h"
+#include "keyd/receipt_protocol.h"
 #include "keyd/relay_policy.h"
 
 namespace sigil::keyd {
@@ -74,6 +77,12 @@ common::Result<KeyService> KeyService::Create(common::SecretBytes root, const Ke
         if (!payer.ok()) return payer.error();
         service.m_payers.push_back(*payer);
     }
+    auto receipt_key = common::DeriveReceiptKey(service.m_root);
+    if (!receipt_key.ok()) return receipt_key.error();
+    auto receipt_public = PublicInfo(*receipt_key);
+    if (!receipt_public.ok()) return receipt_public.error();
+    service.m_receipt_key = std::move(receipt_key).value();
+    service.m_receipt_public = *receipt_public;
     return service;
 }
 
@@ -89,6 +98,9 @@ const KeyService::Dispatch* KeyService::Lookup(std::uint8_t type) {
         {KeydMessage::GetActionPublic, "get_action_public", &KeyService::HandleGetActionPublic},
         {KeydMessage::GetPayers, "get_payers", &KeyService::HandleGetPayers},
         {KeydMessage::SignPayerTx, "sign_payer_tx", &KeyService::HandleSignPayerTx},
+        {static_cast<KeydMessage>(keyd::IPC_SIGN_RECEIPT), "sign_receipt", &KeyService::HandleSignReceipt},
+        {static_cast<KeydMessage>(keyd::IPC_GET_RECEIPT_PUBLIC), "get_receipt_public",
+         &KeyService::HandleGetReceiptPublic},
     };
     for (const Dispatch& d : TABLE) {
         if (static_cast<std::uint8_t>(d.type) == type) return &d;
@@ -244,6 +256,43 @@ SecretBuffer KeyService::HandleSignPayerTx(ByteView payload) {
     auto reply = keyd::EncodeSignedTxReply(*raw);
     if (!reply.ok()) return Refuse(KeydFailure::InvalidInput, "signed transaction does not fit in one frame");
     return std::move(reply).value();
+}
+
+// Receipts ------------------------------------------------------------------------------------
+
+SecretBuffer KeyService::HandleGetReceiptPublic(ByteView payload) {
+    auto r = common::MessageReader::Open(payload);
+    if (!r.ok() || r->Type() != keyd::IPC_GET_RECEIPT_PUBLIC || !r->Finish().ok()) {
+        return keyd::EncodeFailureReply(KeydFailure::MalformedRequest, "malformed receipt public key request");
+    }
+    return keyd::EncodePublicKeyReply(m_receipt_public);
+}
+
+SecretBuffer KeyService::HandleSignReceipt(ByteView payload) {
+    // The request carries the receipt's fields, never a digest: keyd builds the typed structure
+    // itself under its own chain id and contract, so the receipt key can sign nothing but a receipt.
+    auto req = keyd::DecodeSignReceiptRequest(payload);
+    if (!req.ok()) return DecodeFailure(req.error());
+    const std::int64_t now = m_now();
+    const std::int64_t issued = static_cast<std::int64_t>(std::min<std::uint64_t>(
+        req->fields.issued_at, static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())));
+    if (issued < now - RECEIPT_CLOCK_SKEW_S || issued > now + RECEIPT_CLOCK_SKEW_S) {
+        return Refuse(KeydFailure::Refused, "receipt time " + std::to_string(req->fields.issued_at) +
+                                                " is more than 300 s from keyd's clock");
+    }
+    // The key hash is the key's that came with the request: a worker signs receipts only for keys
+    // it was shown, as for relayed writes.
+    req->fields.api_key_hash = common::Keccak256Hash(req->api_key.view());
+    const common::ReceiptDomain domain{m_policy.chain_id, m_policy.contract};
+    auto digest = common::ReceiptDigest(domain, req->fields);
+    if (!digest.ok()) return Refuse(KeydFailure::InvalidInput, digest.error().message);
+    auto key = common::PrivateKey::FromBytes(m_receipt_key.view());
+    if (!key.ok()) return InternalFailure(key.error());
+    keyd::ReceiptSignature out;
+    out.signature = common::SignDigest(*key, *digest);
+    out.signature[64] = static_cast<std::uint8_t>(out.signature[64] + 27);  // as ethers' signTypedData
+    out.api_key_hash = req->fields.api_key_hash;
+    return keyd::EncodeReceiptSignatureReply(out);
 }
 
 }  // namespace sigil::keyd

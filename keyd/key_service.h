@@ -43,7 +43,11 @@ public:
     // Logs one line per refusal, never key material.
     common::SecretBuffer Handle(common::ByteView payload);
 
-    // The wall clock (unix seconds) the ConvertAccount window is checked against; tests set their own.
+    // How far a receipt's issuedAt may be from keyd's clock (a worker stamps the time; keyd checks it).
+    static constexpr std::int64_t RECEIPT_CLOCK_SKEW_S = 300;
+
+    // The wall clock (unix seconds) the ConvertAccount and receipt windows are checked against;
+    // tests set their own.
     void SetClock(std::function<std::int64_t()> now) { m_now = std::move(now); }
 
     // The message table (OpenSSH's dispatch-table shape): the requests keyd answers at all.
@@ -64,6 +68,9 @@ private:
     common::SecretBuffer HandleGetActionPublic(common::ByteView payload);
     common::SecretBuffer HandleGetPayers(common::ByteView payload);
     common::SecretBuffer HandleSignPayerTx(common::ByteView payload);
+    // Receipts (keyd/receipt_protocol.h): the receipt key signs only the digest keyd builds itself.
+    common::SecretBuffer HandleSignReceipt(common::ByteView payload);
+    common::SecretBuffer HandleGetReceiptPublic(common::ByteView payload);
 
     static const Dispatch* Lookup(std::uint8_t type);
 
@@ -72,6 +79,8 @@ private:
     std::function<std::int64_t()> m_now = [] { return static_cast<std::int64_t>(std::time(nullptr)); };
     common::Address20 m_admin_payer{};
     std::vector<common::Address20> m_payers;  // addresses of payer 0..payer_count-1
+    common::SecretBytes m_receipt_key;        // common::DeriveReceiptKey; never leaves this object
+    keyd::PublicKeyInfo m_receipt_public{};
 };
 
 }  // namespace sigil::keyd

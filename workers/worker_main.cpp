@@ -32,6 +32,7 @@
 #include "workers/actions/runner.h"
 #include "workers/api/api.h"
 #include "workers/api/attestation.h"
+#include "workers/api/receipt.h"
 #include "workers/api/metrics_route.h"
 #include "workers/billing/billing.h"
 #include "workers/fcgi/server.h"
@@ -200,6 +201,8 @@ int main(int argc, char** argv) {
     workers::Router router;
     workers::AddSystemRoutes(router, {SIGIL_VERSION, scoreboard ? &*scoreboard : nullptr, keyd ? &*keyd : nullptr,
                                       static_cast<std::uint32_t>(config->GetInt("supervisor", "max_workers"))});
+    workers::ConfigureReceipts({config->GetString("worker", "dstack_socket"),
+                                static_cast<int>(config->GetInt("worker", "attestation_timeout_ms"))});
     workers::AddAttestationRoutes(router, {config->GetString("worker", "dstack_socket"),
                                            static_cast<int>(config->GetInt("worker", "attestation_timeout_ms")),
                                            static_cast<int>(config->GetInt("worker", "attestation_cache_ms"))});

@@ -215,4 +215,18 @@ common::Result<common::Bytes> KeydClient::SignPayerTx(const keyd::PayerTxRequest
     return keyd::DecodeSignedTxReply(*reply);
 }
 
+common::Result<keyd::ReceiptSignature> KeydClient::SignReceipt(const keyd::ReceiptSignRequest& request) {
+    auto frame = keyd::EncodeSignReceiptRequest(request);
+    if (!frame.ok()) return frame.error();
+    auto reply = Call(*frame);
+    if (!reply.ok()) return reply.error();
+    return keyd::DecodeReceiptSignatureReply(*reply);
+}
+
+common::Result<keyd::PublicKeyInfo> KeydClient::GetReceiptPublic() {
+    auto reply = Call(keyd::EncodeGetReceiptPublicRequest());
+    if (!reply.ok()) return reply.error();
+    return keyd::DecodePublicKeyReply(*reply);
+}
+
 }  // namespace sigil::workers

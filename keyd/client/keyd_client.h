@@ -10,6 +10,7 @@
 #include "common/bytes.h"
 #include "common/handles.h"
 #include "keyd/protocol.h"
+#include "keyd/receipt_protocol.h"
 #include "common/result.h"
 #include "common/secret.h"
 
@@ -55,6 +56,13 @@ public:
     // The raw signed EIP-1559 transaction, ready for eth_sendRawTransaction. keyd refuses
     // (Forbidden "keyd_refused") any chain id or recipient other than its configured ones.
     common::Result<common::Bytes> SignPayerTx(const keyd::PayerTxRequest& tx);
+
+    // A run receipt's signature by the deployment's receipt key over the typed structure keyd builds
+    // from `request` (keyd/receipt_protocol.h). keyd refuses (Forbidden "keyd_refused") a time more
+    // than 300 s from its clock.
+    common::Result<keyd::ReceiptSignature> SignReceipt(const keyd::ReceiptSignRequest& request);
+    // The receipt key's address and public key (public data: the evidence set publishes the address).
+    common::Result<keyd::PublicKeyInfo> GetReceiptPublic();
 
     // Drop the connection (the next request reconnects).
     void Disconnect();

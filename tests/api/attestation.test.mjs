@@ -123,13 +123,13 @@ test('GET /info relays app_id, compose_hash and tcb_info as an object; the compo
 test('/evidences/ holds a consistent set: sha256sum.txt covers the files, quote.json binds sha256sum.txt', async () => {
   const listing = await stack.request('GET', '/evidences/');
   assert.equal(listing.status, 200);
-  for (const f of ['cert-localhost.pem', 'acme-account.json', 'sha256sum.txt', 'quote.json']) {
+  for (const f of ['cert-localhost.pem', 'acme-account.json', 'receipt-key.json', 'sha256sum.txt', 'quote.json']) {
     assert.ok(listing.text.includes(`href="${f}"`), `${f} listed`);
   }
   const sums = await stack.request('GET', '/evidences/sha256sum.txt');
   assert.equal(sums.status, 200);
   const lines = sums.text.trim().split('\n');
-  assert.equal(lines.length, 2);
+  assert.equal(lines.length, 3);  // the certificate, the ACME account, the receipt key (docs/receipts.md)
   for (const line of lines) {
     const [, digest, name] = line.match(/^([0-9a-f]{64}) {2}(\S+)$/);
     const file = await stack.request('GET', `/evidences/${name}`);
@@ -190,14 +190,16 @@ test('regenerating the evidence set never shows a reader a half-written or mixed
   const certs = [join(stack.home, 'nginx/tls/cert.pem'), join(scratch, 'other.pem')];
   execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
     '-subj', '/CN=other', '-keyout', join(scratch, 'other.key'), '-out', certs[1]], { stdio: 'ignore' });
+  const receiptKey = readFileSync(join(stack.evidenceDir, 'receipt-key.json'));
   const valid = new Set(certs.map((c) => {
     const pem = readFileSync(c);
     const acme = JSON.stringify({ uri: stack.acmeAccountUri }) + '\n';
-    return `${sha256(pem)}  cert-localhost.pem\n${sha256(acme)}  acme-account.json\n`;
+    return `${sha256(pem)}  cert-localhost.pem\n${sha256(acme)}  acme-account.json\n${sha256(receiptKey)}  receipt-key.json\n`;
   }));
   // Asynchronous, so the reader runs while sigil-evidence writes.
   const write = (cert) => promisify(execFile)(join(BUILD_DIR, 'bin/sigil-evidence'), ['--dir', stack.evidenceDir, '--cert', cert,
-    '--domain', 'localhost', '--acme-account-uri', stack.acmeAccountUri, '--agent-socket', stack.teeSocket]);
+    '--domain', 'localhost', '--acme-account-uri', stack.acmeAccountUri, '--agent-socket', stack.teeSocket,
+    '--keyd-socket', stack.keydSocket]);
   let stop = false;
   let reads = 0;
   const problems = [];

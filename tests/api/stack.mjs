@@ -287,8 +287,11 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
     // The evidence set, as scripts/start writes it (needs the agent for quote.json).
     const evidenceDir = join(run, 'evidence');
     if (teeSim) {
+      // receipt-key.json asks keyd for the receipt key's address.
+      for (let i = 0; i < 400 && !existsSync(keydSocket); i++) await sleep(25);
       execFileSync(join(BUILD_DIR, 'bin/sigil-evidence'), ['--dir', evidenceDir, '--cert', join(prefix, 'tls/cert.pem'),
-        '--domain', 'localhost', '--acme-account-uri', ACME_ACCOUNT_URI, '--agent-socket', teeSocket],
+        '--domain', 'localhost', '--acme-account-uri', ACME_ACCOUNT_URI, '--agent-socket', teeSocket,
+        '--keyd-socket', keydSocket],
         { stdio: ['ignore', 'ignore', 'pipe'] });
     }
     children.push(launch('nginx', 'nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'],

@@ -68,6 +68,12 @@ Result<ActionRequest> ActionRunner::ParseRequest(const rapidjson::Document* body
         }
         out.pkp = **parsed;
     }
+    if (body->HasMember("receipt") && !(*body)["receipt"].IsNull()) {
+        if (!(*body)["receipt"].IsBool()) {
+            return MakeError(ErrorKind::InvalidInput, "invalid_field", "receipt must be a boolean");
+        }
+        out.receipt = (*body)["receipt"].GetBool();
+    }
     if (body->HasMember("js_params") && !(*body)["js_params"].IsNull()) {
         out.params_json = common::JsonSerialize((*body)["js_params"]);
         if (out.params_json.size() > m_settings.max_js_params_bytes) {
@@ -187,16 +193,22 @@ std::string ScriptErrorCode(const ScriptError& error) {
 
 }  // namespace
 
+std::string ActionResult::ResponseMember() const {
+    return outcome.end == RunEnd::Completed && !outcome.response_json.empty() ? outcome.response_json : "\"\"";
+}
+
+std::string ActionResult::ErrorCode() const {
+    if (outcome.end == RunEnd::ScriptError) return ScriptErrorCode(outcome.error);
+    return outcome.error.code.empty() ? EndCode(outcome.end) : outcome.error.code;
+}
+
 std::string ActionResult::ResponseJson() const {
-    std::string out = "{\"response\":";
-    out += outcome.end == RunEnd::Completed && !outcome.response_json.empty() ? outcome.response_json : "\"\"";
+    std::string out = "{\"response\":" + ResponseMember();
     out += ",\"logs\":" + common::JsonQuote(logs);
     out += ",\"has_error\":";
     if (outcome.end == RunEnd::Completed) return out + "false}";
     const bool script = outcome.end == RunEnd::ScriptError;
-    std::string code = script ? ScriptErrorCode(outcome.error)
-                              : (outcome.error.code.empty() ? EndCode(outcome.end) : outcome.error.code);
-    out += "true,\"error\":{\"code\":" + common::JsonQuote(code);
+    out += "true,\"error\":{\"code\":" + common::JsonQuote(ErrorCode());
     if (script) out += ",\"name\":" + common::JsonQuote(outcome.error.code);
     out += ",\"message\":" + common::JsonQuote(outcome.error.message);
     if (!outcome.error.stack.empty()) out += ",\"stack\":" + common::JsonQuote(outcome.error.stack);

@@ -30,6 +30,7 @@ struct ActionRequest {
     std::optional<std::string> ipfs_id;  // CIDv0 to fetch
     std::optional<common::Address20> pkp;
     std::string params_json = "{}";
+    bool receipt = false;  // `receipt: true`: answer a signed receipt too (workers/api/receipt.h)
 };
 
 // The answer: {"response", "logs", "has_error", "error"?}.
@@ -38,6 +39,11 @@ struct ActionResult {
     RunOutcome outcome;
     std::string logs;
     std::string ResponseJson() const;
+    // The bytes of the answer's `response` member, exactly as ResponseJson writes them ("" when the
+    // run did not complete): what a receipt's responseHash covers.
+    std::string ResponseMember() const;
+    // The answer's error.code for a run that did not complete.
+    std::string ErrorCode() const;
     // For a run that did not complete: the error as one line, "<name>: <message>" for what the
     // script threw ("Error: boom", as the action's own runtime would print it), the message else.
     std::string ErrorText() const;

@@ -8,6 +8,7 @@
 #include "workers/actions/runner.h"
 #include "workers/api/api.h"
 #include "workers/api/billing.h"
+#include "workers/api/receipt.h"
 #include "workers/api/schemas.h"
 
 namespace sigil::workers {
@@ -35,11 +36,18 @@ int FailedRunStatus(RunEnd end) {
 
 // The run's usual answer (response, logs, has_error, error) plus the top-level `message` every
 // error body carries, which that SDK puts in the Error it throws.
-HttpResponse FailedRunResponse(const ActionResult& result) {
+HttpResponse FailedRunResponse(const ActionResult& result, const std::string& extra_members) {
     std::string body = result.ResponseJson();
     body.pop_back();  // the closing brace of the answer object
     return JsonResponse(FailedRunStatus(result.outcome.end),
-                        body + ",\"message\":" + common::JsonQuote(result.ErrorText()) + "}");
+                        body + extra_members + ",\"message\":" + common::JsonQuote(result.ErrorText()) + "}");
+}
+
+// The run's answer with members appended (the receipt's; empty when none was asked for).
+std::string WithMembers(std::string answer, const std::string& members) {
+    if (members.empty()) return answer;
+    answer.pop_back();  // the closing brace of the answer object
+    return answer + members + "}";
 }
 
 common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, BillingContext billing,
@@ -55,6 +63,8 @@ common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, B
         return MakeError(ErrorKind::Unavailable, "sandbox_unavailable", "this worker has no action sandbox");
     }
     SIGIL_TRY(request, runner->ParseRequest(ctx.json));
+    // A receipt that could not be signed is known before anything runs or is charged.
+    if (request->receipt) SIGIL_TRY_STATUS(PrepareReceipt(service));
     // Once the run is authorized, what it may cost up to its time limit is held (402 when not even
     // one second is covered) and the run's time limit becomes the held seconds. A run whose time
     // started counting (its code reached the sandbox, or the gateways were waited on for its CID)
@@ -75,8 +85,12 @@ common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, B
         if (charge) charge->Start();
     };
     SIGIL_TRY(result, runner->Run(service, CallerOf(ctx), *request, admission));
-    if (failed_run == FailedRun::IsError && result->outcome.end != RunEnd::Completed) return FailedRunResponse(*result);
-    return JsonResponse(200, result->ResponseJson());
+    const std::string receipt =
+        request->receipt ? ReceiptMembers(service, CallerOf(ctx), ctx.request.request_id, *request, *result) : "";
+    if (failed_run == FailedRun::IsError && result->outcome.end != RunEnd::Completed) {
+        return FailedRunResponse(*result, receipt);
+    }
+    return JsonResponse(200, WithMembers(result->ResponseJson(), receipt));
 }
 
 }  // namespace

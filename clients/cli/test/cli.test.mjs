@@ -116,6 +116,21 @@ test('pkp, group, action deploy into the group, run by file and by CID with its 
   assert.equal(byCid.json.logs, 'signing\n');
 });
 
+test('run --receipt OUT writes the answer with a receipt signed by the attested receipt key', async () => {
+  const out = join(home.dir, 'receipt.json');
+  const params = JSON.stringify({ pkpId: state.pkp, message: 'receipt' });
+  const r = await run(['run', state.cid, '--pkp', state.pkp, '--params', params, '--receipt', out]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^receipt: signed by 0x[0-9a-f]{40}, written to .*receipt\.json \(check it: sigil-verify .* --receipt .*\)$/m);
+  const answer = JSON.parse(readFileSync(out, 'utf8'));
+  assert.equal(answer.receipt.message.cid, state.cid);
+  const key = JSON.parse(execFileSync('curl', ['-sk', `${stack.url}/evidences/receipt-key.json`]).toString());
+  const { domain, types, message, signature } = answer.receipt;
+  assert.equal(ethers.verifyTypedData(domain, types, message, signature).toLowerCase(), key.address);
+  const local = await run(['run', '--local', join(home.dir, 'other.js'), '--receipt', out]);
+  assert.equal(local.code, 2);
+});
+
 test('a run the groups do not allow: 403 with the fix; an action error exits 1', async () => {
   const file = join(home.dir, 'other.js');
   writeFileSync(file, 'async function main() { throw new Error("boom"); }');

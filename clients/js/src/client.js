@@ -6,6 +6,7 @@ import {
   ClientError, ErrorCode, InvalidResponseError, NetworkError, errorFromResponse,
 } from './errors.js';
 import { PrimaryType, signTypedData, signWalletAuth } from './typed_data.js';
+import { checkReceipt } from './receipt.js';
 import ACCOUNT_CONFIG_ABI from '../abi/AccountConfig.json' with { type: 'json' };
 
 /// The two account modes of the spec. A client is in ChainSecured mode when it was made for a
@@ -218,9 +219,20 @@ export class SigilClient {
   /// A run whose own code failed is a 200 with has_error true (it ran); refusals are SigilErrors.
   /// A string response that holds JSON (an action's setResponse({response: JSON.stringify(...)})) arrives
   /// parsed, as the deployed implementation answers it; any other string stays a string.
-  runAction({ code, ipfs_id, pkp_id, js_params } = {}) {
-    const body = Object.fromEntries(Object.entries({ code, ipfs_id, pkp_id, js_params }).filter(([, v]) => v !== undefined));
+  /// With receipt: true the answer also holds `receipt`, the deployment's signed receipt of the run
+  /// (docs/receipts.md; check it with verifyReceipt).
+  runAction({ code, ipfs_id, pkp_id, js_params, receipt } = {}) {
+    const body = Object.fromEntries(Object.entries({ code, ipfs_id, pkp_id, js_params, receipt }).filter(([, v]) => v !== undefined));
     return this.request('POST', 'sigil_action', { body });
+  }
+  /// Checks a run receipt offline (receipt.js checkReceipt): its signature must recover to the
+  /// attested receipt key, given as `evidence` (sigil-verify's verifyDeployment report, which must
+  /// have passed, or {receiptKey, appId}) or `signer`; `params` / `response` check the hashes (the run
+  /// answer itself may be passed, and then its response is checked). -> {ok, checks, message}.
+  verifyReceipt(receipt, { evidence, signer, appId, params, response, chainId, contract } = {}) {
+    if (!evidence && !signer) throw new ClientError('verifyReceipt needs the attested evidence (or the receipt key address as signer)', { code: 'invalid_argument' });
+    if (evidence && evidence.rules && !evidence.ok) throw new ClientError('the evidence report did not verify: its receipt key is not attested', { code: 'invalid_argument' });
+    return checkReceipt(receipt, { evidence, signer, appId, params, response, chainId, contract });
   }
   /// GET /get_action_client_config -> the limits every run is held to, and `runtime`: {engine,
   /// syntax_level, lowering, ethers_version, web_globals} (what an action's code can use).

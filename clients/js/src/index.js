@@ -8,3 +8,4 @@ export {
 export {
   AccountConfig, ChainSecuredAccount, ACCOUNT_CONFIG_ABI, chainSecuredAccountHash, contractError, masterKeyWallet,
 } from './account_config.js';
+export { RECEIPT_DOMAIN_NAME, RECEIPT_DOMAIN_VERSION, RECEIPT_TYPES, checkReceipt, paramsHash, responseHash } from './receipt.js';

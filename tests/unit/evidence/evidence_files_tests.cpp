@@ -30,6 +30,7 @@ class EvidenceFilesTests : public CppUnit::TestFixture {
     CPPUNIT_TEST_SUITE(EvidenceFilesTests);
     CPPUNIT_TEST(testCoveredFilesAndSha256SumFormat);
     CPPUNIT_TEST(testRefusesBadDomainOrCertificate);
+    CPPUNIT_TEST(testReceiptKeyFile);
     CPPUNIT_TEST(testPublishSwapsWholeSetsByOneRename);
     CPPUNIT_TEST_SUITE_END();
 
@@ -55,6 +56,17 @@ public:
         CPPUNIT_ASSERT_EQUAL(std::string("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  a.txt\n"
                                          "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  empty\n"),
                              sums);
+    }
+
+    void testReceiptKeyFile() {
+        sigil::common::Address20 address;
+        address.fill(0xab);
+        const std::uint8_t pub[3] = {0x04, 0x01, 0x02};
+        const EvidenceFile f = ReceiptKeyFile(address, pub);
+        CPPUNIT_ASSERT_EQUAL(std::string("receipt-key.json"), f.name);
+        CPPUNIT_ASSERT_EQUAL(std::string("{\"address\":\"0x") + "abababababababababababababababababababab" +
+                                 "\",\"public_key\":\"0x040102\"}\n",
+                             f.bytes);
     }
 
     void testRefusesBadDomainOrCertificate() {

@@ -2,7 +2,7 @@
 // second) or, with --local, in the real sandbox on this machine (sigil-worker --run-local: the same
 // sigil-sandbox runtime and [actions] limits, throw-away keys, no account, no chain, no charge).
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliError } from '../output.js';
 import { REPO } from '../profile.js';
@@ -67,7 +67,7 @@ function show(run, extra) {
 
 export const COMMANDS = [
   {
-    path: ['run'], usage: 'FILE|CID [--params JSON] [--pkp ADDR] [--local [--config sigil.conf]]', args: [1, 1],
+    path: ['run'], usage: 'FILE|CID [--params JSON] [--pkp ADDR] [--receipt OUT] [--local [--config sigil.conf]]', args: [1, 1],
     summary: 'run an action (a file inline, or a CID) and print its response, logs and time; --local tries it on this machine',
     help: 'Runs an action with the profile\'s key (POST /core/v1/sigil_action): a FILE is sent inline, a CID is\n' +
       'fetched by the service from its gateways. A group the key may execute on must list the CID (and the PKP).\n' +
@@ -81,12 +81,14 @@ export const COMMANDS = [
       pkp: { type: 'string', valueName: 'ADDR', help: 'the PKP the run may use (pkp_id)' },
       local: { type: 'boolean', help: 'run in the sandbox on this machine, with throw-away keys' },
       config: { type: 'string', valueName: 'FILE', help: 'with --local: a sigil.conf whose [actions] limits apply' },
+      receipt: { type: 'string', valueName: 'OUT', help: 'ask for a signed receipt (docs/receipts.md) and write the run answer holding it to OUT; check it with sigil-verify URL --receipt OUT' },
     },
     async run(ctx, [target], flags) {
       const params = parseParams(flags.params);
       if (flags.local) {
         if (isCid(target) && !existsSync(target)) throw new CliError('usage', '--local runs a file, not a CID', 'sigil run --local action.js');
         if (flags.pkp) throw new CliError('usage', '--local has one throw-away PKP (js_params.pkpId); --pkp names a real one', 'drop --pkp');
+        if (flags.receipt) throw new CliError('usage', '--local runs sign no receipt: only a deployment\'s receipt key does', 'drop --receipt');
         readActionFile(target);
         const run = await runLocal(target, params, flags.config);
         ctx.out.result(run, (r) => show(r, [`time: ${r.time_ms} ms in the local sandbox, lowering included (cid ${r.cid}; throw-away PKP ${r.pkp_id}; nothing charged)`]));
@@ -96,14 +98,22 @@ export const COMMANDS = [
       const body = isCid(target) && !existsSync(target) ? { ipfs_id: target } : { code: readActionFile(target) };
       if (flags.pkp) body.pkp_id = pkpId(flags.pkp);
       if (params) body.js_params = params;
+      if (flags.receipt) body.receipt = true;
       const before = await balanceOrNull(client);
       const started = performance.now();
       const run = await client.runAction(body);
       const timeMs = Math.round((performance.now() - started) * 10) / 10;
       const after = before === null ? null : await balanceOrNull(client);
       const value = { ...run, time_ms: timeMs, ...(after !== null ? { cost_cents: before - after, balance_cents: after } : {}) };
+      const receiptLines = [];
+      if (flags.receipt) {
+        writeFileSync(flags.receipt, `${JSON.stringify(run)}\n`);
+        receiptLines.push(run.receipt
+          ? `receipt: signed by ${run.receipt.signer}, written to ${flags.receipt} (check it: sigil-verify ${ctx.settings.url} --receipt ${flags.receipt})`
+          : `receipt: none (${run.receipt_error?.code ?? 'not answered'}: ${run.receipt_error?.message ?? ''}); the answer is in ${flags.receipt}`);
+      }
       ctx.out.result(value, (r) => show(r, [`time: ${r.time_ms} ms round trip` +
-        (r.cost_cents !== undefined ? `; cost: ${r.cost_cents} credit${r.cost_cents === 1 ? '' : 's'} (balance ${r.balance_cents})` : '')]));
+        (r.cost_cents !== undefined ? `; cost: ${r.cost_cents} credit${r.cost_cents === 1 ? '' : 's'} (balance ${r.balance_cents})` : ''), ...receiptLines]));
       return run.has_error ? 1 : 0;
     },
   },

@@ -4,12 +4,14 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { verifyDeployment, DEFAULT_PCCS_URL } from './index.js';
+import { checkReceipt } from '../receipt.js';
 
 const USAGE = `usage: sigil-verify https://host[:port] [--expect FILE] [--app-id 0x..] [--governance 0x..]
                     [--mrtd HEX] [--rtmr0 HEX] [--rtmr1 HEX] [--rtmr2 HEX] [--allow-tcb-status S,..]
                     [--allow-unchecked N,..] [--allow-simulated] [--collateral FILE | --pccs-url URL]
                     [--governance-rpc URL] [--dns-server host:port] [--domain NAME]
                     [--ca-file PEM | --insecure] [--timeout-ms N] [--json]
+                    [--receipt FILE [--params FILE] [--response FILE]]
 Checks the deployment against the interface spec's rules 1-8 and prints one line per rule:
 "rule N pass <title>: <what was compared>", "rule N FAIL <title>: <reason>" or
 "rule N not checked <title>: <reason>", then a summary line (--json: the whole report).
@@ -19,6 +21,11 @@ mrtd, rtmr0, rtmr1, rtmr2, tcb_statuses; flags win), never from the deployment. 
 by @phala/dcap-qvl with collateral from FILE or the PCCS (default ${DEFAULT_PCCS_URL}); the TCB
 must be UpToDate unless --allow-tcb-status names more; debug TDs are refused; simulated quotes
 (sigil-tee-sim) only with --allow-simulated, and the summary says SIMULATED.
+--receipt FILE (a run's receipt, or the whole run answer holding one) is then checked offline against
+the attested evidence: its EIP-712 signature must recover to the receipt key address in
+receipt-key.json (covered by sha256sum.txt, so by the evidence quote), its app id must be the expected
+one, and the hashes must match the js_params of --params FILE (JSON) and the response of --response
+FILE (JSON, the answer's response value) or of the answer itself; one "receipt pass|FAIL" line each.
 Exit status: 0 only when every rule passed or is "not checked" and named by --allow-unchecked
 (rule 4, cosign, is never checked here); 1 otherwise; 2 for a usage error.`;
 
@@ -37,7 +44,8 @@ export function parseArgs(argv) {
     '--governance': 'governance', '--dns-server': 'dnsServer', '--domain': 'domain', '--ca-file': 'caFile',
     '--timeout-ms': 'timeoutMs', '--expect': 'expectFile', '--app-id': 'appId', '--mrtd': 'mrtd',
     '--rtmr0': 'rtmr0', '--rtmr1': 'rtmr1', '--rtmr2': 'rtmr2', '--allow-tcb-status': 'tcbStatuses',
-    '--allow-unchecked': 'allowUnchecked',
+    '--allow-unchecked': 'allowUnchecked', '--receipt': 'receiptFile', '--params': 'paramsFile',
+    '--response': 'responseFile',
   };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
@@ -61,6 +69,7 @@ export function parseArgs(argv) {
   let parsed;
   try { parsed = new URL(url); } catch { throw new UsageError(`${url} is not a URL`); }
   if (parsed.protocol !== 'https:') throw new UsageError(`${url}: the deployment is reached over https://`);
+  if ((opts.paramsFile || opts.responseFile) && !opts.receiptFile) throw new UsageError('--params and --response go with --receipt');
   if (opts.collateralFile && opts.pccsUrl) throw new UsageError('--collateral and --pccs-url exclude each other');
   if (opts.caFile && opts.insecure) throw new UsageError('--ca-file and --insecure exclude each other');
   if (opts.pccsUrl && !/^https?:\/\//.test(opts.pccsUrl)) throw new UsageError('--pccs-url takes an http(s):// URL');
@@ -160,6 +169,19 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     stderr.write(`sigil-verify: ${e.message}\n`);
     return 2;
   }
+  let receiptInput = null;
+  try {
+    if (opts.receiptFile) {
+      receiptInput = {
+        receipt: JSON.parse(readFileSync(opts.receiptFile, 'utf8')),
+        params: opts.paramsFile ? JSON.parse(readFileSync(opts.paramsFile, 'utf8')) : undefined,
+        response: opts.responseFile ? JSON.parse(readFileSync(opts.responseFile, 'utf8')) : undefined,
+      };
+    }
+  } catch (e) {
+    stderr.write(`sigil-verify: ${e.message}\n`);
+    return 2;
+  }
   let report;
   try {
     report = await verifyDeployment(url, options);
@@ -167,8 +189,25 @@ export async function main(argv, { stdout = process.stdout, stderr = process.std
     stderr.write(`sigil-verify: ${e.message}\n`);
     return 1;
   }
+  if (receiptInput) {
+    // Checked against the attested key only: a deployment that failed verification vouches for nothing.
+    const r = checkReceipt(receiptInput.receipt, {
+      evidence: report, params: receiptInput.params, response: receiptInput.response,
+    });
+    if (!report.receiptKey) r.checks.unshift({ status: 'fail', what: 'evidence', reason: report.receiptKeyError });
+    if (!report.ok) r.checks.push({ status: 'fail', what: 'evidence', reason: 'the deployment did not verify, so its receipt key is not attested' });
+    r.ok = r.checks.every((c) => c.status === 'pass');
+    report.receipt = r;
+    if (!r.ok) report.ok = false;
+  }
   if (opts.json) stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else stdout.write(`${formatReport(report)}\n`);
+  else {
+    stdout.write(`${formatReport(report)}\n`);
+    if (report.receipt) {
+      const lines = report.receipt.checks.map((c) => `receipt ${c.status === 'pass' ? 'pass' : 'FAIL'} ${c.what}: ${c.reason}`);
+      stdout.write(`${lines.join('\n')}\nreceipt: ${report.receipt.ok ? 'OK' : 'FAIL'}\n`);
+    }
+  }
   if (report.simulated && opts.allowSimulated) stderr.write('sigil-verify: warning: simulated quotes accepted (--allow-simulated): no TEE vouches for this deployment\n');
   return report.ok ? 0 : 1;
 }

@@ -271,6 +271,8 @@ export async function verifyDeployment(url, options = {}) {
   };
   const results = {};
   let simulated = false;
+  let receiptKey = null;
+  let receiptKeyError = null;
   try {
     // --- what every rule reads
     let info = null;
@@ -460,6 +462,18 @@ export async function verifyDeployment(url, options = {}) {
       } catch (e) {
         accountError = `acme-account.json: ${e.message}`;
       }
+      // The receipt key's address (docs/receipts.md): trusted only as a file sha256sum.txt covers.
+      if (sums?.some((x) => x.name === 'receipt-key.json') && served.has('receipt-key.json')) {
+        try {
+          const key = JSON.parse(served.get('receipt-key.json').toString('utf8'));
+          if (typeof key?.address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(key.address)) throw new Error('no address');
+          receiptKey = key.address.toLowerCase();
+        } catch (e) {
+          receiptKeyError = `receipt-key.json: ${e.message}`;
+        }
+      } else {
+        receiptKeyError = 'sha256sum.txt does not cover receipt-key.json: this deployment publishes no receipt key';
+      }
       results[5] = fold(5, dedupeQuoteRefusal(checks));
     }
 
@@ -534,7 +548,10 @@ export async function verifyDeployment(url, options = {}) {
   const rules = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => ({ rule: n, title: RULES[n], ...results[n] }));
   const accepted = (r) => r.status === PASS || (r.status === NOT_CHECKED && allowUnchecked.has(r.rule));
   const ok = rules.every(accepted);
-  return { url: base.origin, ok, simulated, summary: summarize(rules, { ok, simulated, allowUnchecked }), rules };
+  // receiptKey: the attested receipt key's address (null with receiptKeyError when the set has none);
+  // appId: the expected app id rule 1 compared /info's with. Both feed checkReceipt (../receipt.js).
+  return { url: base.origin, ok, simulated, summary: summarize(rules, { ok, simulated, allowUnchecked }), rules,
+    receiptKey, receiptKeyError, appId: expect.appId ? `0x${expect.appId}` : null };
 }
 
 /// One line on the outcome: OK or FAIL, SIMULATED when a simulated quote was accepted, and which
