@@ -4,7 +4,8 @@
 // that counts requests). Each of `count` fresh modules (a new CID each) is timed on its first run (the
 // worker fetches it, sigil-lowerer or, with --child-only, the sandbox child lowers it as a module, the
 // child links it) and then `warm` times (lowered text from the worker's memory, compiled and linked in
-// the child per run); a hello world without imports is timed beside it, in the same sitting.
+// the child per run); beside it, in the same sitting, the same module's code pasted into the action
+// (no import: what the import costs over the code itself) and a hello world.
 import { createServer } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -80,6 +81,9 @@ try {
   };
   const hello = 'async function main() { return "hello"; }';
   await allow(hello);
+  const inline = moduleText(`inline-${Date.now()}`).replaceAll('export ', '') +
+    '\nasync function main(p) { return (await step0(p)) + (await step1(p)) + Ledger0.kind.length; }';
+  await allow(inline);
   const actions = [];
   let size = 0;
   for (let n = 0; n < COUNT; n++) {
@@ -95,6 +99,7 @@ try {
   const first = [];
   const warm = [];
   const plain = [];
+  const pasted = [];
   for (const code of actions) {
     first.push(await runOnce(code));
     for (let i = 0; i < Math.ceil(WARM / COUNT); i++) {
@@ -102,10 +107,13 @@ try {
       plain.push(await runOnce(hello));
     }
   }
+  await runOnce(inline);
+  for (let i = 0; i < warm.length; i++) pasted.push(await runOnce(inline));
   const line = (name, s) => console.log(`${name.padEnd(34)} n=${String(s.n).padStart(3)} p50 ${fmt(s.p50)} ms  p90 ${fmt(s.p90)} ms  max ${fmt(s.max)} ms`);
   console.log(`one ${(size / 1024).toFixed(0)} KB ES module by CID, ${CHILD_ONLY ? 'the sandbox child lowers' : 'sigil-lowerer lowers'}; gateway requests ${requests}; load ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   line('first run (fetch, lower, link)', summary(first));
   line('warm run (cached, linked per run)', summary(warm));
+  line('the same code pasted in (warm)', summary(pasted));
   line('hello world (no import)', summary(plain));
 } finally {
   await stack.stop();

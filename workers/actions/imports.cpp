@@ -35,7 +35,7 @@ void KeepLoweredModule(const ActionSettings& settings, CodeCache& modules, commo
 Result<std::vector<SandboxModule>> ResolveModules(const ActionSettings& settings, CodeCache& modules,
                                                   common::ByteView lowered_key, const std::string& cid,
                                                   std::string_view code, bool lowered, std::uint64_t budget_ms,
-                                                  GatewayMiss* miss) {
+                                                  GatewayMiss* miss, const std::function<common::Status()>& before_gateway) {
     std::vector<SandboxModule> out;
     if (!lowered) return out;
     const auto until = std::chrono::steady_clock::now() +
@@ -62,6 +62,9 @@ Result<std::vector<SandboxModule>> ResolveModules(const ActionSettings& settings
             entry = CodeCache::Entry{std::move(*text), true};
             modules.Put(module, entry);
         } else {
+            if (before_gateway) {
+                if (auto admitted = before_gateway(); !admitted.ok()) return admitted.error();
+            }
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
             auto loaded = LoadCode(settings, modules, module, static_cast<std::uint64_t>(std::max<std::int64_t>(left.count(), 1)),
                                    miss);
@@ -73,6 +76,9 @@ Result<std::vector<SandboxModule>> ResolveModules(const ActionSettings& settings
             entry = std::move(loaded).value();
         }
         if (!entry.lowered && !settings.lowerer_socket.empty()) {
+            if (before_gateway) {
+                if (auto admitted = before_gateway(); !admitted.ok()) return admitted.error();
+            }
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
             const int wait_ms = static_cast<int>(std::clamp<std::int64_t>(left.count(), 1, MAX_LOWERER_WAIT_MS));
             if (auto text = LowerWithDaemon(settings.lowerer_socket, std::string(MODULE_LOWERING_PRAGMA) + entry.code, wait_ms)) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,13 +29,17 @@ namespace sigil::workers {
 // not in the list, which the child reports (child.h) and the next round resolves. `lowered` says
 // whether `code` itself is lowered text (source says nothing of its imports). Every gateway wait
 // is within `budget_ms`. At most SANDBOX_MAX_MODULES modules of SANDBOX_MAX_MODULE_BYTES in all.
+// `before_gateway`, when set, is asked before a module is fetched from a gateway or sent to
+// sigil-lowerer (the run's admission, which must hold before such work; it is asked again each time
+// and answers at once once admitted); its error is returned.
 // Errors: those of LoadCode for a module no gateway has or whose bytes do not match, with the
 // message naming the import ("ipfs_unavailable", "ipfs_cid_mismatch"; `miss` says whose it was);
 // TooLarge "imports_too_large" past the count or size bound.
 common::Result<std::vector<SandboxModule>> ResolveModules(const ActionSettings& settings, CodeCache& modules,
                                                           common::ByteView lowered_key, const std::string& cid,
                                                           std::string_view code, bool lowered, std::uint64_t budget_ms,
-                                                          GatewayMiss* miss = nullptr);
+                                                          GatewayMiss* miss = nullptr,
+                                                          const std::function<common::Status()>& before_gateway = {});
 
 // Keeps what a run's child lowered of its modules (memory and the shared folder).
 void KeepLoweredModule(const ActionSettings& settings, CodeCache& modules, common::ByteView lowered_key,

@@ -165,12 +165,16 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
     RunOps ops(service, caller, m_settings, cid, request.pkp);
     for (int round = 1;; ++round) {
         // Lowered text names the modules it imports (workers/actions/imports.h): they are resolved,
-        // from a gateway if need be, for a run already admitted.
+        // from a gateway only for a run already admitted; cached ones leave admission to overlap the fork.
         if (!run.lower && !ParseImportHeader(run.code).cids.empty()) {
-            if (!admitted_here && admission.admit) SIGIL_TRY_STATUS(admission.admit(run.limits));
-            admitted_here = true;
+            auto admit = [&]() -> common::Status {
+                if (!admitted_here && admission.admit) SIGIL_TRY_STATUS(admission.admit(run.limits));
+                admitted_here = true;
+                return common::Success();
+            };
             GatewayMiss miss = GatewayMiss::Broken;
-            auto modules = ResolveModules(m_settings, m_modules, m_lowered_key, cid, run.code, true, run.limits.time_ms, &miss);
+            auto modules =
+                ResolveModules(m_settings, m_modules, m_lowered_key, cid, run.code, true, run.limits.time_ms, &miss, admit);
             if (!modules.ok()) {
                 if (miss == GatewayMiss::Missing && admission.started) admission.started();
                 return modules.error();
