@@ -10,9 +10,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startStack, actionRunner, actionCid, newAccount, addGroup, addUsageKey, assertError, eventually, SOURCE_DIR, ethers } from './stack.mjs';
+import { startStack, actionRunner, actionCid, newAccount, addGroup, addUsageKey, assertError, eventually, SOURCE_DIR, BUILD_DIR, ethers } from './stack.mjs';
 
 let stack, run, keys, cacheDir, gateway, gatewayUrl;
 const served = new Map();    // CID -> bytes the gateway answers with
@@ -128,6 +129,30 @@ function assertSuccess(r) {
   assert.ok(r.status === 200, `${r.status} ${r.text}`);
   return r.json;
 }
+
+test('an import graph past 64 modules or 8 MiB is refused before the run', async () => {
+  const many = [];
+  for (let i = 0; i < 65; i++) many.push(await pin(`${fresh()}\nmodule.exports = ${i};`));
+  let r = await stack.request('POST', 'sigil_action', {
+    key: keys.key, body: { code: await listed(many.map((cid, i) => `import m${i} from "ipfs://${cid}";`).join('\n') + '\nfunction main() { return m0; }') } });
+  assertError(r, 413, 'imports_too_large');
+  assert.match(r.json.message, /more than 64 modules/);
+  // Larger than the API's body cap for get_sigil_action_ipfs_id: its CID from sigil-worker --cid.
+  const hugeText = `${fresh()}\nmodule.exports = "${'x'.repeat(8.5 * 1024 * 1024)}";`;
+  const hugeFile = join(cacheDir, 'huge.js');
+  writeFileSync(hugeFile, hugeText);
+  const huge = execFileSync(join(BUILD_DIR, 'bin/sigil-worker'), ['--cid', hugeFile], { encoding: 'utf8' }).trim();
+  rmSync(hugeFile);
+  served.set(huge, hugeText);
+  r = await stack.request('POST', 'sigil_action', {
+    key: keys.key, body: { code: await listed(`import h from "ipfs://${huge}";\nfunction main() { return h.length; }`) } });
+  assertError(r, 413, 'imports_too_large');
+  assert.match(r.json.message, /more than 8 MiB/);
+  // 64 modules are fine.
+  const j = await run(many.slice(0, 64).map((cid, i) => `import m${i} from "ipfs://${cid}";`).join('\n') +
+    `\nfunction main() { return [${many.slice(0, 64).map((_, i) => `m${i}`).join(', ')}].reduce((a, b) => a + b, 0); }`);
+  assert.equal(j.response, (63 * 64) / 2, JSON.stringify(j).slice(0, 300));
+});
 
 test('a URL, a package name or a path stays refused, saying how to pin it; so is a dynamic import of a computed name', async () => {
   for (const [code, module] of [
