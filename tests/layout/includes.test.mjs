@@ -23,9 +23,11 @@ export const ZONES = [
   { zone: 'workers/chain', uses: ['common', 'keyd/client'], system: ['curl/'] },
   { zone: 'workers/billing', uses: ['common', 'workers/chain', 'keyd/client'], system: ['sqlite3.h', 'libpq-fe.h', 'curl/'] },
   // actions hosts the sandbox zygote, a separate executable: it speaks only the protocol headers
-  // (and reads the runtime's level, constants of the protocol library, for get_action_client_config).
+  // (and reads the runtime's level, constants of the protocol library, for get_action_client_config,
+  // and the lowered text's import header, sans-IO in the protocol library too).
   { zone: 'workers/actions', uses: ['common', 'workers/chain', 'keyd/client', 'workers/sandbox/protocol.h',
-                                    'workers/sandbox/control.h', 'workers/sandbox/runtime_level.h'], system: ['curl/'] },
+                                    'workers/sandbox/control.h', 'workers/sandbox/runtime_level.h',
+                                    'workers/sandbox/import_header.h'], system: ['curl/'] },
   { zone: 'workers/api', uses: ['common', 'workers/http', 'workers/chain', 'workers/billing', 'workers/actions', 'keyd/client',
                                 'evidence/agent'] },
   { zone: 'workers/sandbox', uses: ['common'], system: ['duktape.h', 'duk_config.h', '/usr/share/duktape/', 'linux/seccomp.h', 'linux/filter.h', 'linux/audit.h'] },

@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string_view>
+#include <vector>
 
 #include "common/cid.h"
 #include "common/hex.h"
 #include "common/json.h"
 #include "common/secp256k1.h"
+#include "workers/actions/imports.h"
 #include "workers/actions/lowerer_client.h"
 #include "workers/actions/ops.h"
+#include "workers/sandbox/import_header.h"
 
 namespace sigil::workers {
 
@@ -21,6 +25,26 @@ namespace {
 // The longest a run waits for sigil-lowerer before the child lowers instead (the run's time limit,
 // if shorter; lowerer_client.h shortens it further by the source's size).
 constexpr std::uint64_t MAX_LOWERER_WAIT_MS = 10000;
+
+// Runs of one request whose child stopped, before any of the action's code ran, to say that what it
+// lowered imports modules the worker could not know of (child.h): one per level of an import graph
+// nothing had lowered yet, when sigil-lowerer is not there to lower it up front.
+constexpr int MAX_IMPORT_ROUNDS = 8;
+
+// Whether the lowered text of the action or of a module a child just lowered imports a module the
+// run was not sent: then that child stopped before any of the action's code ran (child.h), which
+// the worker sees for itself rather than taking the child's word (an error a script may throw).
+bool ImportsUnsent(const RunOutcome& outcome, const std::vector<SandboxModule>& sent) {
+    auto unsent = [&sent](std::string_view code) {
+        for (const auto& cid : ParseImportHeader(code).cids) {
+            if (std::none_of(sent.begin(), sent.end(), [&cid](const SandboxModule& m) { return m.cid == cid; })) return true;
+        }
+        return false;
+    };
+    if (outcome.lowered_code && unsent(*outcome.lowered_code)) return true;
+    return std::any_of(outcome.lowered_modules.begin(), outcome.lowered_modules.end(),
+                       [&unsent](const auto& module) { return unsent(module.second); });
+}
 
 }  // namespace
 
@@ -145,16 +169,46 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
     }
 
     RunOps ops(service, caller, m_settings, cid, request.pkp);
-    SIGIL_TRY(outcome, RunAction(m_zygote, run, ops, RunAdmission{admitted_here ? nullptr : admission.admit, admission.started}));
-    // keyd or the chain failed under an op: the caller gets that typed error (502/503/504), as for a
-    // failure before the run, rather than a script error that was not the script's.
-    if (auto failure = ops.TakeServiceFailure(); failure && outcome->end == RunEnd::Stopped) return *failure;
-    if (outcome->lowered_code) {
-        WriteLoweredCode(m_settings, cid, *outcome->lowered_code, m_lowered_key);
-        m_cache.Put(cid, CodeCache::Entry{std::move(*outcome->lowered_code), true});
+    for (int round = 1;; ++round) {
+        // Lowered text names the modules it imports (workers/actions/imports.h): they are resolved,
+        // from a gateway only for a run already admitted; cached ones leave admission to overlap the fork.
+        if (!run.lower && !ParseImportHeader(run.code).cids.empty()) {
+            auto admit = [&]() -> common::Status {
+                if (!admitted_here && admission.admit) SIGIL_TRY_STATUS(admission.admit(run.limits));
+                admitted_here = true;
+                return common::Success();
+            };
+            GatewayMiss miss = GatewayMiss::Broken;
+            auto modules =
+                ResolveModules(m_settings, m_modules, m_lowered_key, cid, run.code, true, run.limits.time_ms, &miss, admit);
+            if (!modules.ok()) {
+                if (miss == GatewayMiss::Missing && admission.started) admission.started();
+                return modules.error();
+            }
+            run.modules = std::move(modules).value();
+        }
+        SIGIL_TRY(outcome, RunAction(m_zygote, run, ops, RunAdmission{admitted_here ? nullptr : admission.admit, admission.started}));
+        admitted_here = true;
+        // keyd or the chain failed under an op: the caller gets that typed error (502/503/504), as for a
+        // failure before the run, rather than a script error that was not the script's.
+        if (auto failure = ops.TakeServiceFailure(); failure && outcome->end == RunEnd::Stopped) return *failure;
+        const bool again = round < MAX_IMPORT_ROUNDS && outcome->end == RunEnd::ScriptError &&
+                           outcome->error.code == "sigil_imports_unresolved" && ImportsUnsent(*outcome, run.modules);
+        if (outcome->lowered_code) {
+            WriteLoweredCode(m_settings, cid, *outcome->lowered_code, m_lowered_key);
+            m_cache.Put(cid, CodeCache::Entry{*outcome->lowered_code, true});
+            run.code = std::move(*outcome->lowered_code);
+            run.lower = false;
+        }
+        outcome->lowered_code.reset();
+        for (auto& [module, text] : outcome->lowered_modules) {
+            KeepLoweredModule(m_settings, m_modules, m_lowered_key, module, std::move(text));
+        }
+        outcome->lowered_modules.clear();
+        // Again, with the graph the lowered text now names.
+        if (again) continue;
+        return ActionResult{cid, std::move(outcome).value(), ops.TakeLogs()};
     }
-    outcome->lowered_code.reset();
-    return ActionResult{cid, std::move(outcome).value(), ops.TakeLogs()};
 }
 
 // The answer ------------------------------------------------------------------------------------

@@ -87,11 +87,17 @@ public:
 
 private:
     ActionRunner(ActionSettings settings, Zygote zygote)
-        : m_settings(std::move(settings)), m_zygote(std::move(zygote)), m_cache(m_settings.code_cache_entries) {}
+        : m_settings(std::move(settings)),
+          m_zygote(std::move(zygote)),
+          m_cache(m_settings.code_cache_entries),
+          m_modules(m_settings.code_cache_entries) {}
 
     ActionSettings m_settings;
     Zygote m_zygote;
     CodeCache m_cache;
+    // Modules imported by CID, apart from actions: a module's lowered text keeps its exports and
+    // an action's drops them (workers/actions/imports.h).
+    CodeCache m_modules;
     common::Bytes m_lowered_key;
 };
 

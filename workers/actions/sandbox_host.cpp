@@ -372,6 +372,16 @@ void RunSession::Handle(SandboxMessage& message) {
             return;
         }
         m_outcome.lowered_code = std::move(lowered->code);
+    } else if (auto* module = std::get_if<SandboxModuleLowered>(&message)) {
+        // Only for a module sent as source, once, before any of the run's code ran.
+        bool expected = false;
+        for (const auto& sent : m_request.modules) expected = expected || (sent.cid == module->cid && sent.lower);
+        for (const auto& got : m_outcome.lowered_modules) expected = expected && got.first != module->cid;
+        if (!expected || m_outcome.ops > 0 || m_log_bytes > 0) {
+            Stop(RunEnd::Crashed, "protocol_error", "the sandbox sent MODULE_LOWERED out of turn");
+            return;
+        }
+        m_outcome.lowered_modules.emplace_back(std::move(module->cid), std::move(module->code));
     } else if (auto* done = std::get_if<SandboxDone>(&message)) {
         if (m_done_seen) {
             Stop(RunEnd::Crashed, "protocol_error", "the sandbox sent DONE twice");
@@ -445,8 +455,12 @@ void RunSession::Classify(int status) {
     struct KeepLowered {
         RunOutcome& outcome;
         std::optional<std::string> code;
-        ~KeepLowered() { outcome.lowered_code = std::move(code); }
-    } keep{m_outcome, std::move(m_outcome.lowered_code)};
+        std::vector<std::pair<std::string, std::string>> modules;
+        ~KeepLowered() {
+            outcome.lowered_code = std::move(code);
+            outcome.lowered_modules = std::move(modules);
+        }
+    } keep{m_outcome, std::move(m_outcome.lowered_code), std::move(m_outcome.lowered_modules)};
     const bool sig = WIFSIGNALED(status);
     const int signo = sig ? WTERMSIG(status) : 0;
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -591,7 +605,8 @@ Result<RunOutcome> RunActionUncounted(Zygote& zygote, const RunRequest& request,
     // With admission beside it (it overlaps the fork on purpose), so this is what a run waits for its child.
     common::ObserveZygoteSpawn(common::MetricsNowUs() - spawn_started_us);
     auto frame = EncodeSandboxMessage(
-        SandboxRun{request.code, request.params_json, limits.time_ms, limits.memory_bytes, request.lower, request.cid});
+        SandboxRun{request.code, request.params_json, limits.time_ms, limits.memory_bytes, request.lower, request.cid,
+                   request.modules});
     if (!frame.ok()) {
         (void)zygote.Kill(*pid);
         return frame.error();

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/handles.h"
@@ -141,6 +142,9 @@ struct RunRequest {
     RunLimits limits;
     bool lower = false;       // code is source to lower (true) or lowered text from the cache
     std::string cid;          // the action's CID, for Lit.Auth inside the run ("" for none)
+    // The modules the code imports by CID, transitively (workers/actions/imports.h); each lowered
+    // text, or source the child lowers as a module (and reports: RunOutcome::lowered_modules).
+    std::vector<SandboxModule> modules;
 };
 
 // The worker's side of the op channel. Called on the worker's thread while the child waits.
@@ -199,6 +203,8 @@ struct RunOutcome {
     // The lowered code the child reported (RunRequest::lower runs that got past parsing): what
     // the worker caches by CID. Sent before any of the action's code ran.
     std::optional<std::string> lowered_code;
+    // Likewise for modules RunRequest::modules sent as source: (CID, lowered text).
+    std::vector<std::pair<std::string, std::string>> lowered_modules;
 };
 
 // Runs one action to its end. The child is SIGKILLed (through the zygote) when the wall clock

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -20,6 +21,7 @@
 #include "common/sha256.h"
 #include "workers/sandbox/bigint_native.h"
 #include "workers/sandbox/crypto.h"
+#include "workers/sandbox/import_header.h"
 #include "workers/sandbox/protocol.h"
 #include "workers/sandbox/seccomp.h"
 #include "workers/sandbox/transpiler.h"
@@ -48,6 +50,10 @@ struct ChildState {
     std::string scratch;  // an op's result or error text, pushed by the native
     bool scratch_ok = false;
     SandboxDone done;
+    // The run's modules as the functions they are compiled into (LinkModules), kept here because
+    // Duktape longjmps.
+    std::vector<std::string> module_functions;
+    std::vector<bool> module_esm;
 };
 
 // One per process: the run's heap and any heap preloaded on SandboxHeap() (in the zygote,
@@ -468,6 +474,81 @@ bool LowerCode(ChildState& st, Transpiler& transpiler, SandboxRun& run) {
     return true;
 }
 
+// Lowers each module RUN sent as source, as a module, and reports it to the worker (for its cache)
+// before any of the run's own code runs. False when one does not parse: st.done then holds the
+// SyntaxError, which names the module after the lowering's "line L, column C: " (so an
+// import_not_allowed inside a module reads as one).
+bool LowerModules(ChildState& st, Transpiler* transpiler, SandboxRun& run) {
+    for (auto& module : run.modules) {
+        if (!module.lower || transpiler == nullptr) continue;
+        auto lowered = transpiler->Lower(std::string(MODULE_LOWERING_PRAGMA) + module.code);
+        if (!lowered.ok()) {
+            st.done.ok = false;
+            st.done.error = ScriptError{lowered.error().code == "syntax_error" ? "SyntaxError" : "Error",
+                                        lowered.error().message + " (in the module ipfs://" + module.cid + ")", ""};
+            return false;
+        }
+        module.code = std::move(lowered).value();
+        module.lower = false;
+        if (auto frame = EncodeSandboxMessage(SandboxModuleLowered{module.cid, module.code}, SANDBOX_MAX_CHILD_PAYLOAD);
+            frame.ok()) {
+            if (!WriteAll(*frame)) Die(SANDBOX_EXIT_CHANNEL_LOST);
+        }
+    }
+    return true;
+}
+
+// Whether RUN carries every module the run's code imports (the action's header and each module's).
+// The worker resolves the graph from lowered text; what it sent as source was lowered just now, and
+// may import modules the worker could not know of: then the run ends, before any of its code ran,
+// with the error "sigil_imports_unresolved", and the worker (which now has the lowered text) runs it
+// again with them (workers/actions/runner.cpp).
+bool ImportsResolved(ChildState& st, const SandboxRun& run) {
+    std::vector<std::string> missing;
+    auto check = [&](std::string_view code) {
+        for (auto& cid : ParseImportHeader(code).cids) {
+            bool sent = false;
+            for (const auto& module : run.modules) sent = sent || module.cid == cid;
+            if (!sent) missing.push_back(std::move(cid));
+        }
+    };
+    check(run.code);
+    for (const auto& module : run.modules) check(module.code);
+    if (missing.empty()) return true;
+    std::string list;
+    for (const auto& cid : missing) list += (list.empty() ? "ipfs://" : ", ipfs://") + cid;
+    st.done.ok = false;
+    st.done.error = ScriptError{"sigil_imports_unresolved", "the run imports modules it was not given: " + list, ""};
+    return false;
+}
+
+// [] -> []: compiles each module into its function (module, exports, require, __sigil_exports),
+// named by its CID for stack traces, and hands them to __sigil_define_modules (prelude.js), which
+// the script cannot call after this. Nothing of a module runs until it is imported.
+duk_ret_t LinkModules(duk_context* ctx, void* udata) {
+    const auto* run = static_cast<const SandboxRun*>(udata);
+    ChildState& st = *g_state;
+    duk_get_global_string(ctx, "__sigil_define_modules");
+    duk_push_array(ctx);
+    for (std::size_t i = 0; i < run->modules.size(); ++i) {
+        const auto& cid = run->modules[i].cid;
+        duk_push_object(ctx);
+        duk_push_lstring(ctx, cid.data(), cid.size());
+        duk_put_prop_string(ctx, -2, "cid");
+        duk_push_boolean(ctx, st.module_esm[i]);
+        duk_put_prop_string(ctx, -2, "esm");
+        duk_push_string(ctx, "ipfs://");
+        duk_push_lstring(ctx, cid.data(), cid.size());
+        duk_concat(ctx, 2);
+        const auto& text = st.module_functions[i];
+        duk_compile_lstring_filename(ctx, DUK_COMPILE_FUNCTION, text.data(), text.size());
+        duk_put_prop_string(ctx, -2, "factory");
+        duk_put_prop_index(ctx, -2, static_cast<duk_uarridx_t>(i));
+    }
+    duk_call(ctx, 1);
+    return 0;
+}
+
 // [params_json, cid] -> []: js_params become globals and the CID goes into Lit.Auth before the
 // code runs (prelude.js).
 duk_ret_t SetParams(duk_context* ctx, void*) {
@@ -480,6 +561,16 @@ duk_ret_t SetParams(duk_context* ctx, void*) {
 
 // Runs the script and main; fills st.done. Every Duktape call here is protected.
 void Execute(duk_context* ctx, ChildState& st, const SandboxRun& run) {
+    // The line breaks stay the module's own, so its line numbers are the lowered text's.
+    for (const auto& module : run.modules) {
+        st.module_functions.push_back("function (module, exports, require, __sigil_exports) {" + module.code + "\n}");
+        st.module_esm.push_back(ParseImportHeader(module.code).esm);
+    }
+    if (duk_safe_call(ctx, LinkModules, const_cast<SandboxRun*>(&run), 0, 1) != DUK_EXEC_SUCCESS) {
+        CaptureError(ctx, st);
+        return;
+    }
+    duk_pop(ctx);
     duk_push_lstring(ctx, run.params_json.data(), run.params_json.size());
     duk_push_lstring(ctx, run.cid.data(), run.cid.size());
     if (duk_safe_call(ctx, SetParams, nullptr, 2, 1) != DUK_EXEC_SUCCESS) {
@@ -589,7 +680,8 @@ void WarmUpSandboxParent() {
 
     LockDown(*run);
     g_transpiler = transpiler;
-    if (run->lower && transpiler != nullptr && !LowerCode(st, *transpiler, *run)) {
+    if ((run->lower && transpiler != nullptr && !LowerCode(st, *transpiler, *run)) || !LowerModules(st, transpiler, *run) ||
+        !ImportsResolved(st, *run)) {
         if (st.timed_out) Die(SANDBOX_EXIT_TIME_LIMIT);
         if (st.mem_refused) Die(SANDBOX_EXIT_MEMORY_LIMIT);
         Finish(st);

@@ -86,6 +86,17 @@ Result<Bytes> EncodeSandboxMessage(const SandboxMessage& message, std::size_t ma
                 w.U64(m.memory_bytes);
                 w.Bool(m.lower);
                 w.Field(m.cid);
+                w.U64(m.modules.size());
+                for (const auto& module : m.modules) {
+                    w.Field(module.cid);
+                    w.Field(module.code);
+                    w.Bool(module.lower);
+                }
+                return std::move(w).Finish();
+            } else if constexpr (std::is_same_v<T, SandboxModuleLowered>) {
+                Writer w(SandboxMessageType::ModuleLowered, max_payload);
+                w.Field(m.cid);
+                w.Field(m.code);
                 return std::move(w).Finish();
             } else if constexpr (std::is_same_v<T, SandboxOp>) {
                 Writer w(SandboxMessageType::Op, max_payload);
@@ -129,6 +140,19 @@ Result<SandboxMessage> DecodeSandboxPayload(ByteView payload) {
         SandboxRun m;
         fields_ok = r.Field(m.code) && r.Field(m.params_json) && r.U64(m.time_ms) && r.U64(m.memory_bytes) &&
                     r.Bool(m.lower) && r.Field(m.cid);
+        std::uint64_t count = 0;
+        fields_ok = fields_ok && r.U64(count) && count <= SANDBOX_MAX_MODULES;
+        for (std::uint64_t i = 0; fields_ok && i < count; ++i) {
+            SandboxModule module;
+            fields_ok = r.Field(module.cid) && r.Field(module.code) && r.Bool(module.lower);
+            m.modules.push_back(std::move(module));
+        }
+        out = std::move(m);
+        break;
+    }
+    case SandboxMessageType::ModuleLowered: {
+        SandboxModuleLowered m;
+        fields_ok = r.Field(m.cid) && r.Field(m.code);
         out = std::move(m);
         break;
     }

@@ -9,12 +9,17 @@
 // type or a boolean other than 0/1 makes the message malformed.
 //
 // Messages:
-//   RUN{code, params_json, time_ms, memory_bytes, lower, cid} worker -> child, first and once
+//   RUN{code, params_json, time_ms, memory_bytes, lower, cid, count, (module_cid, module_code,
+//       module_lower) * count}                           worker -> child, first and once
 //     lower: the code is the action's source and must be lowered to ES5.1 first; false when
 //     it is the lowered text the worker cached from an earlier run. cid: the action's CID, which
 //     the script reads in Lit.Auth.actionIpfsIdStack ("" when the worker gives none).
+//     count (at most SANDBOX_MAX_MODULES) modules imported by CID (workers/actions/imports.h),
+//     each its CID, its code and whether that is source to lower as a module.
 //   LOWERED{code}                                        child -> worker, after lowering and
 //     before any of the action's own code runs (so the action cannot forge it); at most once
+//   MODULE_LOWERED{cid, code}                            child -> worker, likewise, at most once
+//     for each module RUN sent as source
 //   OP{name, args_json}                                  child -> worker, blocks for OP_RESULT
 //   OP_RESULT{ok, value}  value = JSON when ok, else an error message   worker -> child
 //   LOG{text}                                            child -> worker
@@ -31,6 +36,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "common/bytes.h"
 #include "common/ipc_frame.h"
@@ -50,8 +56,12 @@ constexpr int SANDBOX_EXIT_TIME_LIMIT = 124;     // the in-engine deadline passe
 constexpr int SANDBOX_EXIT_MEMORY_LIMIT = 125;   // the counting allocator refused a request
 
 constexpr std::size_t SANDBOX_HEADER_SIZE = 4;
-// Cap for frames the worker sends (RUN carries up to 16 MiB of code plus params).
-constexpr std::size_t SANDBOX_MAX_PAYLOAD = 17 * 1024 * 1024;
+// Modules one run may import (transitively), and their total size as sent (source or lowered).
+constexpr std::size_t SANDBOX_MAX_MODULES = 64;
+constexpr std::size_t SANDBOX_MAX_MODULE_BYTES = 8u * 1024 * 1024;
+// Cap for frames the worker sends (RUN carries up to 16 MiB of code plus params, and up to
+// SANDBOX_MAX_MODULE_BYTES of modules with a little framing each).
+constexpr std::size_t SANDBOX_MAX_PAYLOAD = 17 * 1024 * 1024 + SANDBOX_MAX_MODULE_BYTES + 64 * 1024;
 // Cap for frames the child sends (OP args, LOG text, DONE response): far above the response and
 // log limits, so those limits are reported as such and never as a framing error.
 constexpr std::size_t SANDBOX_MAX_CHILD_PAYLOAD = 2 * 1024 * 1024;
@@ -63,6 +73,14 @@ enum class SandboxMessageType : std::uint8_t {
     Log = 4,
     Done = 5,
     Lowered = 6,
+    ModuleLowered = 7,
+};
+
+// A module imported by CID (`import x from "ipfs://<cid>"`), as RUN carries it.
+struct SandboxModule {
+    std::string cid;
+    std::string code;
+    bool lower = false;  // source to lower as a module; false: its lowered text
 };
 
 struct SandboxRun {
@@ -72,9 +90,15 @@ struct SandboxRun {
     std::uint64_t memory_bytes = 0;
     bool lower = false;
     std::string cid;
+    std::vector<SandboxModule> modules;
 };
 
 struct SandboxLowered {
+    std::string code;
+};
+
+struct SandboxModuleLowered {
+    std::string cid;
     std::string code;
 };
 
@@ -106,7 +130,8 @@ struct SandboxDone {
 };
 
 using SandboxMessage =
-    std::variant<SandboxRun, SandboxOp, SandboxOpResult, SandboxLog, SandboxDone, SandboxLowered>;
+    std::variant<SandboxRun, SandboxOp, SandboxOpResult, SandboxLog, SandboxDone, SandboxLowered,
+                 SandboxModuleLowered>;
 
 // Encode one message as a complete frame (header included).
 // Errors: TooLarge "frame_too_large" when the payload would exceed max_payload.

@@ -101,6 +101,9 @@ constexpr std::size_t MAX_ES5_BIGINT_LOWERING_BYTES = 64u * 1024u;
 // BigInt on a path it rarely takes (BigNumber.toBigInt), and lowering it would cost seconds
 // and slow all its arithmetic; there BigInt stays undefined, as before.
 bool RunsAsIs(duk_context* ctx, std::string_view source) {
+    // A module to lower as one, or a source that would pass for the lowering's own header
+    // (import_header.h): lower.js decides.
+    if (source.rfind("/*sigil", 0) == 0) return false;
     for (std::string_view word : {"const", "let", "async", "await"}) {
         if (ContainsWord(source, word)) return false;
     }

@@ -137,13 +137,26 @@
 
     function PrivateName(name) { return '__sigil_private_' + name; }
 
+    // Imports by CID (DESIGN section 5): a module is named by "ipfs://<CIDv0>" and nothing else, so
+    // the action's CID fixes every module it may run. Source that starts with MODULE_PRAGMA is
+    // lowered as a module (its exports land on __sigil_exports, the module wrapper's parameter;
+    // workers/sandbox/child.cpp), the rest as an action (its exports are dropped). Lowered text of
+    // either that imports (or is an ES module) starts with IMPORTS_HEADER: "esm" for an ES module,
+    // then each "ipfs://<CID>" it imports, statically or dynamically, which is how the worker finds
+    // the modules a run needs without parsing JavaScript (workers/actions/imports.h).
+    var IPFS_SPECIFIER = /^ipfs:\/\/Qm[1-9A-HJ-NP-Za-km-z]{44}$/;
+    var MODULE_PRAGMA = '/*sigil:module*/';
+    var IMPORTS_HEADER = '/*sigil-imports';
+
     function LineBreaks(text) {
         var n = 0;
         for (var i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
         return n;
     }
 
-    function FrontPass(source, ast, bigint) {
+    function FrontPass(source, ast, bigint, links) {
+        var moduleMode = !!(links && links.module);
+        if (!links) links = { cids: [], esm: false, prefix: [], suffix: [] };
         var counter = 0;
         function Fresh(prefix) { return '_' + prefix + '$' + (counter++); }
         function Fail(node, message) {
@@ -190,17 +203,20 @@
             case 'Literal':
                 return typeof node.bigint === 'string' || (typeof node.value === 'number' && node.raw.indexOf('_') >= 0) ||
                        (!!node.regex && (node.regex.flags.indexOf('s') >= 0 || UnicodeAtRunTime(node.regex)));
-            case 'ImportDeclaration': case 'ImportExpression':
-                Fail(node, ImportRefusal(node.source && node.source.type === 'Literal' ? node.source.value : null));
-                return false;
-            case 'ExportAllDeclaration':
-                Fail(node, ImportRefusal(node.source.value));
-                return false;
+            case 'ImportExpression':
+                Link(node, node.source);
+                return true;
+            case 'ImportDeclaration': case 'ExportAllDeclaration':
+                links.esm = true;
+                Link(node, node.source);
+                return true;
             case 'ExportNamedDeclaration':
-                if (node.source) Fail(node, ImportRefusal(node.source.value));
+                links.esm = true;
+                if (node.source) Link(node, node.source);
                 return true;
             case 'ExportDefaultDeclaration':
-                if (!node.declaration.id) {
+                links.esm = true;
+                if (!moduleMode && !node.declaration.id) {
                     Fail(node, 'export default of an unnamed value is not supported: an action is a script that ' +
                                'defines main (export default async function main(params) { ... } works)');
                 }
@@ -499,14 +515,112 @@
             return '(() => { const ' + ref + ' = ' + text + '; ' + statics.join(' ') + ' return ' + ref + '; })()';
         }
 
-        // An action is one immutable script: what it runs is what its CID names, so it cannot load
-        // modules at run time (DESIGN section 5: import_not_allowed). The message names the rule
-        // and the way out.
+        // An action runs only what its CID names, so it imports modules by their own CIDs and by
+        // nothing mutable (a URL, a package name, a path): DESIGN section 5, import_not_allowed. The
+        // message names the rule and the way out.
         function ImportRefusal(specifier) {
-            return 'import_not_allowed: ' + (specifier !== null ? 'the module "' + specifier + '"' : 'a module') +
-                   ' cannot be imported: an action runs as one script whose CID names all the code it runs. ' +
-                   'Bundle the modules into the action\'s own file (for example esbuild --bundle --format=iife) ' +
-                   'and run that file by its CID';
+            return 'import_not_allowed: the module "' + specifier + '" cannot be imported: an action runs only code ' +
+                   'its CID names, so modules are imported by their CID (import x from "ipfs://<CID>"). Pin the ' +
+                   'module to IPFS (scripts/ipfs-add FILE, or any IPFS upload of the file) and import it as ' +
+                   '"ipfs://<its CID>", or bundle it into the action\'s own file';
+        }
+
+        // A module specifier: a string literal "ipfs://<CIDv0>" written without escapes (the worker
+        // reads the CIDs from the header, and the text must say what the header says).
+        function Link(node, literal) {
+            if (!literal || literal.type !== 'Literal' || typeof literal.value !== 'string') {
+                Fail(node, 'import_not_allowed: a dynamic import must name its module by a string literal ' +
+                           '("ipfs://<CID>"), so that the action\'s CID fixes every module it may run');
+            }
+            if (!IPFS_SPECIFIER.test(literal.value)) Fail(node, ImportRefusal(literal.value));
+            if (literal.raw.slice(1, -1) !== literal.value) {
+                Fail(node, 'import_not_allowed: the module "' + literal.value + '" must be named without escapes');
+            }
+            if (links.cids.indexOf(literal.value) < 0) links.cids.push(literal.value);
+        }
+
+        function Blank(node) { return source.slice(node.start, node.end).replace(/[^\n]/g, ''); }
+        function Name(node) { return node.type === 'Identifier' ? node.name : node.value; }  // ES2022 allows 'strings'
+        function ExportAssign(exported, local) { return '__sigil_exports[' + JSON.stringify(exported) + '] = ' + local + ';'; }
+        function DeclaredNames(pattern, out) {
+            if (!pattern) return out;
+            switch (pattern.type) {
+            case 'Identifier': out.push(pattern.name); break;
+            case 'VariableDeclaration': pattern.declarations.forEach(function (d) { DeclaredNames(d.id, out); }); break;
+            case 'ObjectPattern': pattern.properties.forEach(function (p) { DeclaredNames(p.type === 'RestElement' ? p : p.value, out); }); break;
+            case 'ArrayPattern': pattern.elements.forEach(function (e) { DeclaredNames(e, out); }); break;
+            case 'AssignmentPattern': DeclaredNames(pattern.left, out); break;
+            case 'RestElement': DeclaredNames(pattern.argument, out); break;
+            }
+            return out;
+        }
+        function Load(literal) { return '__sigil_import(' + JSON.stringify(literal.value) + ')'; }
+
+        // The bindings of an import: evaluated before the module's own code, as ES modules are (they
+        // go in front of its first line, so line numbers stay those of the source). Bindings are
+        // copies, not live: a module that reassigns an export later is not seen by its importers.
+        function ImportText(node) {
+            if (node.specifiers.length === 0) {
+                links.prefix.push(Load(node.source) + ';');
+                return Blank(node);
+            }
+            var ref = Fresh('m');
+            var parts = [ref + ' = ' + Load(node.source)];
+            node.specifiers.forEach(function (s) {
+                var value = s.type === 'ImportDefaultSpecifier' ? ref + '["default"]'
+                          : s.type === 'ImportNamespaceSpecifier' ? ref : ref + '[' + JSON.stringify(Name(s.imported)) + ']';
+                parts.push(s.local.name + ' = ' + value);
+            });
+            links.prefix.push('var ' + parts.join(', ') + ';');
+            return Blank(node);
+        }
+
+        // An action's exports are dropped (it is a script); a module's land on __sigil_exports: a
+        // function's before its code runs (it is hoisted), anything else's after.
+        function ExportNamedText(node) {
+            if (node.source) {
+                var ref = Fresh('m');
+                var text = 'var ' + ref + ' = ' + Load(node.source) + ';';
+                if (moduleMode) {
+                    node.specifiers.forEach(function (s) {
+                        text += ' ' + ExportAssign(Name(s.exported), ref + '[' + JSON.stringify(Name(s.local)) + ']');
+                    });
+                }
+                links.prefix.push(text);
+                return Blank(node);
+            }
+            if (!moduleMode) return ExportText(node);
+            var d = node.declaration;
+            if (d) {
+                if (d.type === 'FunctionDeclaration') links.prefix.push(ExportAssign(d.id.name, d.id.name));
+                else if (d.type === 'ClassDeclaration') links.suffix.push(ExportAssign(d.id.name, d.id.name));
+                else DeclaredNames(d, []).forEach(function (n) { links.suffix.push(ExportAssign(n, n)); });
+                return R(d);
+            }
+            node.specifiers.forEach(function (s) { links.suffix.push(ExportAssign(Name(s.exported), s.local.name)); });
+            return Blank(node);
+        }
+
+        function ExportAllText(node) {
+            var load = Load(node.source);
+            if (!moduleMode) links.prefix.push(load + ';');
+            else if (node.exported) links.prefix.push(ExportAssign(Name(node.exported), load));
+            else links.prefix.push('__sigil_export_all(__sigil_exports, ' + load + ');');
+            return Blank(node);
+        }
+
+        function ExportDefaultText(node) {
+            if (!moduleMode) return ExportText(node);
+            var d = node.declaration;
+            if (d.id && d.type === 'FunctionDeclaration') {
+                links.prefix.push(ExportAssign('default', d.id.name));
+                return R(d);
+            }
+            if (d.id && d.type === 'ClassDeclaration') {
+                links.suffix.push(ExportAssign('default', d.id.name));
+                return R(d);
+            }
+            return '__sigil_exports["default"] = (' + R(d) + ');';
         }
 
         // What remains of an export without a module: the declaration itself, or nothing (with the
@@ -595,8 +709,11 @@
             // answers an array as it is and walks anything else as spread does (the iteration
             // protocol; strings by code point), so buble's indexed loop sees every element.
             ForOfStatement: LoopHead,
-            ExportNamedDeclaration: ExportText,
-            ExportDefaultDeclaration: ExportText,
+            ExportNamedDeclaration: ExportNamedText,
+            ExportDefaultDeclaration: ExportDefaultText,
+            ExportAllDeclaration: ExportAllText,
+            ImportDeclaration: ImportText,
+            ImportExpression: function (node) { return '__sigil_import_async(' + JSON.stringify(node.source.value) + ')'; },
             ForInStatement: LoopHead,
             Literal: function (node) {
                 if (typeof node.bigint === 'string') return '__sigil_BigInt(' + JSON.stringify(node.bigint) + ')';
@@ -694,7 +811,9 @@
         };
 
         Mark(ast, null, null);
-        return R(ast);
+        var text = R(ast);
+        // The suffix on a line of its own (the source may end in a line comment).
+        return links.prefix.join(' ') + text + (links.suffix.length ? '\n' + links.suffix.join(' ') : '');
     }
 
     // Whether a for/while head is followed by something other than a block (the buble bug
@@ -726,6 +845,13 @@
     }
 
     function Lower(source) {
+        var links = { module: source.lastIndexOf(MODULE_PRAGMA, 0) === 0, cids: [], esm: false, prefix: [], suffix: [] };
+        if (links.module) source = source.slice(MODULE_PRAGMA.length);
+        if (source.lastIndexOf(IMPORTS_HEADER, 0) === 0) {
+            var reserved = new SyntaxError('a source may not begin with ' + IMPORTS_HEADER + ' (the lowering\'s own header)');
+            reserved.loc = { line: 1, column: 0 };
+            throw reserved;
+        }
         var bigint = BIGINT_MARKERS.test(source);
         if (!bigint && !HasFrontMarker(source) && !HasBracelessLoop(source)) {
             try {
@@ -736,7 +862,10 @@
             }
         }
         var ast = acorn.parse(source, PARSE_OPTIONS);
-        return buble.transform(FrontPass(source, ast, bigint), TRANSFORM_OPTIONS).code;
+        var code = buble.transform(FrontPass(source, ast, bigint, links), TRANSFORM_OPTIONS).code;
+        var esm = links.module && links.esm;
+        if (links.cids.length === 0 && !esm) return code;
+        return IMPORTS_HEADER + (esm ? ' esm' : '') + (links.cids.length ? ' ' + links.cids.join(' ') : '') + '*/' + code;
     }
 
     // The front pass alone (tests and benchmarks).

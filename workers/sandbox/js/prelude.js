@@ -169,9 +169,9 @@
         }
         var rawStack = stackDesc.get;
         var FRAME = /^\s+at /;
-        // action.js: the run's code; input: what eval and the lowering new Function evaluate;
-        // compile: Duktape's own new Function.
-        var SCRIPT_FRAME = /^\s+at .*\((action\.js|input|compile):(\d+)\)/;
+        // action.js: the run's code; ipfs://<CID>: a module it imported; input: what eval and the
+        // lowering new Function evaluate; compile: Duktape's own new Function.
+        var SCRIPT_FRAME = /^\s+at .*\((action\.js|ipfs:\/\/Qm[1-9A-HJ-NP-Za-km-z]{44}|input|compile):(\d+)\)/;
         function Frames(self) {
             var text = rawStack.call(self);
             if (typeof text !== 'string') return { text: text, first: null };
@@ -368,6 +368,72 @@
         for (var key in params) {
             if (Object.prototype.hasOwnProperty.call(params, key) && !(key in global)) global[key] = params[key];
         }
+    };
+
+    // --- Modules imported by CID ----------------------------------------------------------
+    // The sandbox links the run's modules (each its lowered text compiled as the function
+    // (module, exports, require, __sigil_exports), workers/sandbox/child.cpp) before the script
+    // runs; the lowered script imports them with __sigil_import("ipfs://<CID>") (js/lower.js). A
+    // module is evaluated once, when first imported. An ES module's namespace is the object its
+    // exports were assigned to (copies, not live bindings); a CommonJS module's is
+    // {default: module.exports, ...its own properties}, as Node imports one. A module imported while
+    // it is still being evaluated (a cycle) answers what it has exported so far, as CommonJS does.
+    var modules = {};
+    var modulesLinked = false;
+    var hasOwnKey = Object.prototype.hasOwnProperty;
+    global.__sigil_define_modules = function (list) {
+        if (modulesLinked) throw new Error('modules are linked once, before the script runs');
+        modulesLinked = true;
+        for (var i = 0; i < list.length; i++) {
+            modules['ipfs://' + list[i].cid] = { factory: list[i].factory, esm: list[i].esm, state: 0, ns: null };
+        }
+    };
+    function CommonJsNamespace(exports) {
+        var ns = {};
+        if (exports !== null && (typeof exports === 'object' || typeof exports === 'function')) {
+            for (var key in exports) if (hasOwnKey.call(exports, key) && key !== 'default') ns[key] = exports[key];
+        }
+        ns['default'] = exports;
+        return ns;
+    }
+    function Require(specifier) {
+        var record = hasOwnKey.call(modules, specifier) ? modules[specifier] : null;
+        if (record === null) {
+            throw new Error('require("' + specifier + '") is not available: import modules by CID ' +
+                            '(import x from "ipfs://<CID>")');
+        }
+        var ns = Import(specifier);
+        return record.esm ? ns : record.module.exports;
+    }
+    function Import(specifier) {
+        var record = hasOwnKey.call(modules, specifier) ? modules[specifier] : null;
+        if (record === null) throw new Error('the module ' + specifier + ' is not linked into this run');
+        if (record.state === 3) throw record.error;
+        if (record.state === 0) {
+            record.state = 1;
+            record.exports = {};
+            record.module = { exports: {} };
+            try {
+                record.factory.call(record.esm ? undefined : record.module.exports, record.module, record.module.exports,
+                                    Require, record.exports);
+            } catch (e) {
+                record.state = 3;
+                record.error = e;
+                throw e;
+            }
+            record.state = 2;
+        }
+        if (record.esm) return record.exports;
+        if (record.state === 1) return CommonJsNamespace(record.module.exports);
+        if (record.ns === null) record.ns = CommonJsNamespace(record.module.exports);
+        return record.ns;
+    }
+    global.__sigil_import = Import;
+    global.__sigil_import_async = function (specifier) {
+        return new Promise(function (resolve) { resolve(Import(specifier)); });
+    };
+    global.__sigil_export_all = function (target, ns) {
+        for (var key in ns) if (hasOwnKey.call(ns, key) && key !== 'default') target[key] = ns[key];
     };
 
     // --- await and main ------------------------------------------------------------------

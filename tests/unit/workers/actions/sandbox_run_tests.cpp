@@ -160,6 +160,8 @@ class SandboxRunTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testStarvedOpEndsAtTheTimeLimit);
     CPPUNIT_TEST(testModernCodeIsLoweredInTheChild);
     CPPUNIT_TEST(testLoweringSyntaxErrorNamesTheLine);
+    CPPUNIT_TEST(testModulesAreLoweredReportedAndLinked);
+    CPPUNIT_TEST(testUnsentImportStopsBeforeTheScript);
     CPPUNIT_TEST(testRandomDiffersBetweenRuns);
     CPPUNIT_TEST(testZygoteIsItsOwnCleanExecutable);
     CPPUNIT_TEST(testChildIsForkedFromTheZygote);
@@ -220,6 +222,41 @@ public:
         CPPUNIT_ASSERT(again.ok());
         CPPUNIT_ASSERT_EQUAL(std::string(R"("5-2-")"), again->response_json);
         CPPUNIT_ASSERT(!again->lowered_code.has_value());
+    }
+    void testModulesAreLoweredReportedAndLinked() {
+        const std::string mod = "QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG";
+        RunRequest request{"import twice, { k } from \"ipfs://" + mod + "\";\nconst main = async () => twice(k);", "{}", {}, true};
+        request.modules.push_back(SandboxModule{mod, "export const k = 21;\nexport default (x) => x * 2;", true});
+        RecordingHandler h;
+        auto r = RunAction(*m_zygote, request, h);
+        CPPUNIT_ASSERT(r.ok());
+        CPPUNIT_ASSERT_MESSAGE(r->error.message, r->end == RunEnd::Completed);
+        CPPUNIT_ASSERT_EQUAL(std::string("42"), r->response_json);
+        CPPUNIT_ASSERT(r->lowered_code.has_value());
+        CPPUNIT_ASSERT(r->lowered_code->rfind("/*sigil-imports ipfs://" + mod + "*/", 0) == 0);
+        CPPUNIT_ASSERT_EQUAL(std::size_t{1}, r->lowered_modules.size());
+        CPPUNIT_ASSERT_EQUAL(mod, r->lowered_modules[0].first);
+        CPPUNIT_ASSERT(r->lowered_modules[0].second.find("__sigil_exports") != std::string::npos);
+        // The lowered texts run as they are, as the worker's caches hand them to later runs.
+        RunRequest warm{*r->lowered_code, "{}", {}, false};
+        warm.modules.push_back(SandboxModule{mod, r->lowered_modules[0].second, false});
+        auto again = RunAction(*m_zygote, warm, h);
+        CPPUNIT_ASSERT(again.ok());
+        CPPUNIT_ASSERT_EQUAL(std::string("42"), again->response_json);
+        CPPUNIT_ASSERT(again->lowered_modules.empty());
+    }
+    void testUnsentImportStopsBeforeTheScript() {
+        const std::string mod = "QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG";
+        RecordingHandler h;
+        auto r = RunAction(*m_zygote,
+                           RunRequest{"import x from \"ipfs://" + mod + "\";\nconsole.log('ran');\nconst main = () => x;", "{}", {}, true}, h);
+        CPPUNIT_ASSERT(r.ok());
+        CPPUNIT_ASSERT(r->end == RunEnd::ScriptError);
+        CPPUNIT_ASSERT_EQUAL(std::string("sigil_imports_unresolved"), r->error.code);
+        CPPUNIT_ASSERT_MESSAGE(r->error.message, r->error.message.find("ipfs://" + mod) != std::string::npos);
+        CPPUNIT_ASSERT(r->lowered_code.has_value());  // what the worker needs to resolve them
+        CPPUNIT_ASSERT_EQUAL(0u, r->ops);
+        CPPUNIT_ASSERT(h.logs.empty());
     }
     void testLoweringSyntaxErrorNamesTheLine() {
         RecordingHandler h;

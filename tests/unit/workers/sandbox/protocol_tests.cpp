@@ -16,6 +16,7 @@ class SandboxProtocolTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testRejectsEmptyFrame);
     CPPUNIT_TEST(testRejectsMalformedPayloads);
     CPPUNIT_TEST(testEncoderRefusesOverCap);
+    CPPUNIT_TEST(testRunCarriesModules);
     CPPUNIT_TEST_SUITE_END();
 
     static SandboxMessage RoundTrip(const SandboxMessage& m) {
@@ -30,6 +31,32 @@ class SandboxProtocolTests : public CppUnit::TestFixture {
     }
 
 public:
+    void testRunCarriesModules() {
+        SandboxRun sent{"x", "{}", 1, 1, false, "QmA"};
+        sent.modules = {{"QmB", "var b;", false}, {"QmC", "export const c = 1;", true}};
+        auto run = std::get<SandboxRun>(RoundTrip(sent));
+        CPPUNIT_ASSERT_EQUAL(std::size_t{2}, run.modules.size());
+        CPPUNIT_ASSERT_EQUAL(std::string("QmB"), run.modules[0].cid);
+        CPPUNIT_ASSERT_EQUAL(std::string("var b;"), run.modules[0].code);
+        CPPUNIT_ASSERT(!run.modules[0].lower && run.modules[1].lower);
+        CPPUNIT_ASSERT_EQUAL(std::string("export const c = 1;"), run.modules[1].code);
+        CPPUNIT_ASSERT(std::get<SandboxRun>(RoundTrip(SandboxRun{"x", "{}", 1, 1, false})).modules.empty());
+        auto lowered = std::get<SandboxModuleLowered>(RoundTrip(SandboxModuleLowered{"QmC", "var c;"}));
+        CPPUNIT_ASSERT_EQUAL(std::string("QmC"), lowered.cid);
+        CPPUNIT_ASSERT_EQUAL(std::string("var c;"), lowered.code);
+        // More modules than a run may carry is a malformed message, refused before any is kept.
+        SandboxRun many{"x", "{}", 1, 1, false, ""};
+        many.modules.resize(SANDBOX_MAX_MODULES + 1);
+        auto frame = EncodeSandboxMessage(many);
+        CPPUNIT_ASSERT(frame.ok());
+        SandboxFrameReader reader;
+        CPPUNIT_ASSERT(reader.Feed(*frame).ok());
+        CPPUNIT_ASSERT(!reader.Next().ok());
+        // A run with the largest modules it may import still fits a frame.
+        SandboxRun big{std::string(16u << 20, 'x'), "{}", 1, 1, false, ""};
+        big.modules.push_back({"QmB", std::string(SANDBOX_MAX_MODULE_BYTES, 'm'), false});
+        CPPUNIT_ASSERT(EncodeSandboxMessage(big).ok());
+    }
     void testRoundTripsEveryMessage() {
         auto run = std::get<SandboxRun>(RoundTrip(SandboxRun{"function main(){}", "{\"a\":1}", 30000, 64u << 20, true}));
         CPPUNIT_ASSERT(run.lower);
