@@ -12,6 +12,7 @@
 #include "keyd/hardening.h"
 #include "keyd/key_service.h"
 #include "keyd/key_source.h"
+#include "keyd/tee_key_source.h"
 #include "keyd/options.h"
 #include "keyd/server.h"
 

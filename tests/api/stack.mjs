@@ -44,6 +44,10 @@
 //   stack.operatorUrl    http://127.0.0.1:<port>: nginx's operator listener (GET /metrics for Prometheus)
 //   startStack({metrics: ['enabled = false']}) adds lines to the [metrics] section; {evidenceMetrics: true} adds
 //                        evidence_dir = the stack's evidence folder (/metrics then reports the set's age)
+//   startStack({keySource: 'tee-sim'}): keyd's root key from sigil-tee-sim's GetKey (--tee-key-service, as
+//                        scripts/start does by default) instead of a key file; implies teeSim and chainState.
+//                        The payers are known only once the simulator (app id = AppGovernance) is up: the chain
+//                        starts with anvil's dev payers and keyd's are registered then (devchain deploy --state)
 //   configKnows('supervisor', 'max_workers', 96)  whether the build's configuration has that key (a build
 //                        from before it refuses it), so a benchmark can also run the build it is compared with
 //
@@ -154,7 +158,13 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 /// default 8: the payer wallets registered, funded and leased per relayed write).
 export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 8, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
   chainState = false, teeSim = false, workerOptions = [], supervisorOptions = [], billing = null, nginxEnv = {},
-  lowerer = true, runsPerKey = null, rpcUrl = null, metrics = [], evidenceMetrics = false } = {}) {
+  lowerer = true, runsPerKey = null, rpcUrl = null, metrics = [], evidenceMetrics = false, keySource = 'file' } = {}) {
+  if (!['file', 'tee-sim'].includes(keySource)) throw new Error(`keySource must be 'file' or 'tee-sim', not ${keySource}`);
+  const teeKey = keySource === 'tee-sim';
+  if (teeKey) {
+    teeSim = true;
+    chainState = true;
+  }
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -190,9 +200,10 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
     // 1. keyd's payer wallets: exactly [chain] payers (leased per relayed write, as scripts/start).
     const payers = chainPayers;
     const rootKey = join(home, 'keyd/root.key');
-    const payersJson = JSON.parse(execFileSync(keydBin,
-      ['--print-payers', '--root-key-file', rootKey, '--payers', String(payers)],
+    let keySourceArgs = ['--root-key-file', rootKey];
+    const printPayers = () => JSON.parse(execFileSync(keydBin, ['--print-payers', ...keySourceArgs, '--payers', String(payers)],
       { stdio: ['ignore', 'pipe', 'pipe'] }).toString());
+    let payersJson = teeKey ? null : printPayers();
 
     // 2. anvil with AccountConfig deployed and the payers registered and funded.
     const chainFile = join(home, 'chain.json');
@@ -203,8 +214,9 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       ? '0x' + execFileSync(process.execPath, [teeSimBin, '--compose', appCompose, '--print-compose-hash']).toString().trim()
       : null;
     children.push(launch('devchain', process.execPath, [join(SOURCE_DIR, 'scripts/devchain.mjs'), 'start',
-      '--config', chainFile, '--build-dir', BUILD_DIR, '--api-payers', payersJson.api_payers.join(','),
-      '--admin-payer', payersJson.admin_payer, ...(chainState ? ['--state', join(home, 'chain')] : []),
+      '--config', chainFile, '--build-dir', BUILD_DIR,
+      ...(payersJson ? ['--api-payers', payersJson.api_payers.join(','), '--admin-payer', payersJson.admin_payer] : []),
+      ...(chainState ? ['--state', join(home, 'chain')] : []),
       ...(teeSim ? ['--compose-hash', composeHash] : [])],
       join(logs, 'devchain.log')));
     for (let i = 0; i < 600 && !existsSync(chainFile); i++) {
@@ -225,10 +237,21 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       for (let i = 0; i < 200 && !existsSync(teeSocket) && !sim.exited; i++) await sleep(25);
       if (!existsSync(teeSocket)) throw new Error(`sigil-tee-sim did not come up:\n${tail(join(logs, 'tee-sim.log'))}`);
     }
+    // 2c. keyd's root key from the simulator's GetKey: its payers, registered and funded on the running chain.
+    if (teeKey) {
+      keySourceArgs = ['--tee-key-service', teeSocket];
+      payersJson = printPayers();
+      execFileSync(process.execPath, [join(SOURCE_DIR, 'scripts/devchain.mjs'), 'deploy', '--config', join(home, 'chain-payers.json'),
+        '--rpc-url', chain.rpc_url, '--build-dir', BUILD_DIR, '--state', join(home, 'chain'),
+        '--api-payers', payersJson.api_payers.join(','), '--admin-payer', payersJson.admin_payer, '--compose-hash', composeHash],
+      { stdio: ['ignore', 'ignore', 'pipe'] });
+      chain.api_payers = payersJson.api_payers;
+      chain.admin_payer = payersJson.admin_payer;
+    }
 
     // 3. keyd.
     const keydSocket = join(run, 'keyd/keyd.sock');
-    children.push(launch('keyd', keydBin, ['--socket', keydSocket, '--root-key-file', rootKey,
+    children.push(launch('keyd', keydBin, ['--socket', keydSocket, ...keySourceArgs,
       '--allowed-uid', String(process.getuid()), '--chain-id', String(chain.chain_id),
       '--contract', chain.contract_address, '--payers', String(payers)], join(logs, 'keyd.log')));
 
@@ -406,6 +429,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       lowererSocket,
       composeHash,
       keydSocket,  // for tests that speak to keyd as a (compromised) worker would
+      keySource,
     };
     return handle;
   } catch (err) {
