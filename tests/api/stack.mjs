@@ -287,8 +287,11 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
         `payments_address = ${chain.payments_address}`,
         'confirmations = 1', ...(billing.lines ?? []), ...runsPerKeyLine, ''] : []),
       ...(!billing && runsPerKeyLine.length ? ['[billing]', ...runsPerKeyLine, ''] : []),
-      ...(metrics.length || evidenceMetrics
-        ? ['[metrics]', ...metrics, ...(evidenceMetrics ? [`evidence_dir = ${join(run, 'evidence')}`] : []), ''] : []),
+      // nginx's refusal tallies (nginx/sigil.conf.template) are in its prefix's logs, as scripts/start sets it
+      // (left out for a build from before the key, so a benchmark can still run it).
+      '[metrics]', ...(configKnows('metrics', 'nginx_tally_dir', '/tmp') ? [`nginx_tally_dir = ${join(home, 'nginx', 'logs')}`] : []),
+      ...metrics,
+      ...(evidenceMetrics ? [`evidence_dir = ${join(run, 'evidence')}`] : []), '',
     ].join('\n'));
     children.push(launch('supervisor', supervisorBin, ['-c', conf], join(logs, 'supervisor.log')));
 
