@@ -147,6 +147,9 @@ constexpr ConfigKey kSchema[] = {
      "count requests, runs and dependencies in shared memory for /metrics (nginx's operator listener only)"},
     {"metrics", "evidence_dir", ConfigType::String, "", 0, 0,
      "the evidence directory nginx serves at /evidences/; /metrics reports its age (\"\" = not reported)"},
+    {"metrics", "nginx_tally_dir", ConfigType::String, "", 0, 0,
+     "nginx's logs folder holding its refusal tallies (refused-limit-conn.tally, refused-limit-req.tally); "
+     "/metrics counts nginx's own 503 and 429 from them (\"\" = not reported)"},
 };
 
 std::string_view Trim(std::string_view s) {

@@ -95,9 +95,4 @@ common::Result<common::SecretBytes> FileKeySource::LoadRootKey() {
     return key;
 }
 
-common::Result<common::SecretBytes> TeeKeySource::LoadRootKey() {
-    return MakeError(ErrorKind::Unavailable, "tee_key_source_unimplemented",
-                     "the TEE key service source is not implemented; use --root-key-file for development");
-}
-
 }  // namespace sigil::keyd

@@ -1,4 +1,5 @@
-// Where keyd's 32-byte root key comes from: a development key file, or (production) the TEE key service.
+// Where keyd's 32-byte root key comes from: a development key file here, or (production) the TEE
+// key service (keyd/tee_key_source.h).
 #pragma once
 
 #include <string>
@@ -41,19 +42,6 @@ private:
     std::string m_path;
 };
 
-// Production: the root key comes from the TEE key service (dstack's key provider, which hands the
-// same key to every instance of the same measured application). Not implemented yet: the
-// transport (the guest agent's unix socket and its attested key request) is outside this
-// repository's tests. LoadRootKey always fails with Unavailable "tee_key_source_unimplemented",
-// so a production configuration can never fall back to a file key by accident.
-class TeeKeySource final : public KeySource {
-public:
-    explicit TeeKeySource(std::string endpoint) : m_endpoint(std::move(endpoint)) {}
-    common::Result<common::SecretBytes> LoadRootKey() override;
-    std::string Describe() const override { return "TEE key service at " + m_endpoint; }
-
-private:
-    std::string m_endpoint;
-};
+// Production: TeeKeySource (keyd/tee_key_source.h), the TEE key service.
 
 }  // namespace sigil::keyd

@@ -12,6 +12,7 @@
 #include "keyd/hardening.h"
 #include "keyd/key_service.h"
 #include "keyd/key_source.h"
+#include "keyd/tee_key_source.h"
 #include "keyd/options.h"
 #include "keyd/server.h"
 
@@ -93,6 +94,7 @@ int main(int argc, char** argv) {
     server_options.allowed_uids = options->allowed_uids;
     server_options.socket_group = options->socket_group;
     server_options.max_connections = options->max_connections;
+    server_options.key_source = options->root_key_file.empty() ? keyd::KeySourceKind::Tee : keyd::KeySourceKind::File;
     keyd::Server server(std::move(server_options), *service);
     server.InstallStopSignals();
     if (auto s = server.Listen(); !s.ok()) return Fail(s.error());

@@ -26,11 +26,11 @@ bool ParseNumber(std::string_view text, std::uint64_t min, std::uint64_t max, T*
 }  // namespace
 
 std::string_view KeydUsage() {
-    return "usage: sigil-keyd --socket PATH (--root-key-file PATH | --tee-key-service ENDPOINT)\n"
+    return "usage: sigil-keyd --socket PATH (--root-key-file PATH | --tee-key-service SOCKET)\n"
            "                  --allowed-uid UID [--allowed-uid UID ...] --chain-id N --contract 0xADDR\n"
            "                  [--payers N] [--socket-group GID] [--max-connections N]\n"
            "                  [--max-fee-per-gas WEI] [--max-priority-fee-per-gas WEI] [--max-gas-limit GAS]\n"
-           "       sigil-keyd --print-payers (--root-key-file PATH | --tee-key-service ENDPOINT) [--payers N]\n"
+           "       sigil-keyd --print-payers (--root-key-file PATH | --tee-key-service SOCKET) [--payers N]\n"
            "                  prints {\"api_payers\": [...], \"admin_payer\": ...} for deploying the contract\n";
 }
 

@@ -18,7 +18,7 @@ namespace sigil::keyd {
 struct KeydOptions {
     std::string socket_path;                // --socket PATH (required)
     std::string root_key_file;              // --root-key-file PATH (development key source)
-    std::string tee_key_service;            // --tee-key-service ENDPOINT (production; exclusive with the file)
+    std::string tee_key_service;            // --tee-key-service SOCKET (production; exclusive with the file)
     std::vector<uid_t> allowed_uids;        // --allowed-uid UID, repeatable (required)
     std::optional<gid_t> socket_group;      // --socket-group GID: directory 0750, socket 0660
     std::uint64_t chain_id = 0;             // --chain-id N (required, > 0)

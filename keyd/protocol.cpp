@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/metrics.h"
+#include "keyd/receipt_protocol.h"
+
 namespace sigil::keyd {
 namespace {
 
@@ -109,6 +112,8 @@ Result<SecretBuffer> EncodeActionRequest(KeydMessage type, std::string_view cid)
     return std::move(w).Finish();
 }
 
+SecretBuffer EncodeStatsRequest() { return MustFinish(MessageWriter(static_cast<std::uint8_t>(KeydMessage::Stats))); }
+
 SecretBuffer EncodeGetPayersRequest(std::uint64_t count) {
     MessageWriter w(static_cast<std::uint8_t>(KeydMessage::GetPayers));
     w.PutU64(count);
@@ -145,7 +150,8 @@ Status DecodeEmptyRequest(ByteView payload) {
     auto r = MessageReader::Open(payload);
     if (!r.ok()) return r.error();
     const std::uint8_t t = r->Type();
-    if (t != static_cast<std::uint8_t>(KeydMessage::Ping) && t != static_cast<std::uint8_t>(KeydMessage::MintPath)) {
+    if (t != static_cast<std::uint8_t>(KeydMessage::Ping) && t != static_cast<std::uint8_t>(KeydMessage::MintPath) &&
+        t != static_cast<std::uint8_t>(KeydMessage::Stats)) {
         return Malformed("unexpected message type");
     }
     return r->Finish();
@@ -286,6 +292,88 @@ Result<SecretBuffer> EncodeSignedTxReply(ByteView raw_tx) {
     MessageWriter w(static_cast<std::uint8_t>(KeydMessage::SignedTx));
     w.PutBytes(raw_tx);
     return std::move(w).Finish();
+}
+
+// STATS ------------------------------------------------------------------------------------------
+
+namespace {
+
+static_assert(STATS_LATENCY_BUCKETS == common::HISTOGRAM_BOUNDS + 1, "STATS carries common/metrics.h's buckets");
+
+// The kinds in StatsKindOf's order: the request types 0x01..0x08, STATS, the receipt requests
+// (receipt_protocol.h's 0x30 and 0x31), anything else.
+constexpr const char* kStatsKinds[STATS_KINDS] = {"ping", "mint_path", "get_pkp_public", "get_pkp_keys", "get_action_key",
+                                                  "get_action_public", "get_payers", "sign_payer_tx", "stats",
+                                                  "sign_receipt", "get_receipt_public", "unknown"};
+
+template <std::size_t N>
+void PutTable(MessageWriter& w, const std::array<std::uint64_t, N>& table) {
+    std::array<std::uint8_t, N * 8> bytes{};
+    for (std::size_t i = 0; i < N; ++i) {
+        for (std::size_t b = 0; b < 8; ++b) bytes[i * 8 + b] = static_cast<std::uint8_t>(table[i] >> (56 - 8 * b));
+    }
+    w.PutBytes(bytes);
+}
+
+template <std::size_t N>
+bool GetTable(MessageReader& r, std::array<std::uint64_t, N>* table) {
+    auto bytes = r.GetFixed(N * 8);
+    if (!bytes.ok()) return false;
+    for (std::size_t i = 0; i < N; ++i) {
+        std::uint64_t v = 0;
+        for (std::size_t b = 0; b < 8; ++b) v = v << 8 | (*bytes)[i * 8 + b];
+        (*table)[i] = v;
+    }
+    return true;
+}
+
+}  // namespace
+
+const char* StatsKindName(std::size_t kind) { return kind < STATS_KINDS ? kStatsKinds[kind] : "unknown"; }
+
+std::size_t StatsKindOf(std::uint8_t type) {
+    if (type >= static_cast<std::uint8_t>(KeydMessage::Ping) && type <= static_cast<std::uint8_t>(KeydMessage::SignPayerTx)) {
+        return type - 1;
+    }
+    if (type == static_cast<std::uint8_t>(KeydMessage::Stats)) return 8;
+    if (type == IPC_SIGN_RECEIPT) return 9;
+    if (type == IPC_GET_RECEIPT_PUBLIC) return 10;
+    return STATS_KINDS - 1;
+}
+
+SecretBuffer EncodeStatsReply(const KeydStats& s) {
+    MessageWriter w(static_cast<std::uint8_t>(KeydMessage::StatsReply));
+    w.PutU64(s.uptime_ms);
+    w.PutU64(static_cast<std::uint64_t>(s.key_source));
+    PutTable(w, s.requests);
+    PutTable(w, s.failures);
+    PutTable(w, s.latency_buckets);
+    w.PutU64(s.latency_sum_us);
+    w.PutU64(s.latency_count);
+    w.PutU64(s.connections_open);
+    w.PutU64(s.connections_refused);
+    return MustFinish(std::move(w));
+}
+
+Result<KeydStats> DecodeStatsReply(ByteView payload) {
+    auto r = OpenReply(payload, KeydMessage::StatsReply);
+    if (!r.ok()) return r.error();
+    KeydStats s;
+    auto uptime = r->GetU64();
+    auto source = r->GetU64();
+    if (!uptime.ok() || !source.ok() || (*source != 1 && *source != 2)) return ProtocolError("malformed stats");
+    s.uptime_ms = *uptime;
+    s.key_source = static_cast<KeySourceKind>(*source);
+    if (!GetTable(*r, &s.requests) || !GetTable(*r, &s.failures) || !GetTable(*r, &s.latency_buckets)) {
+        return ProtocolError("malformed stats");
+    }
+    for (std::uint64_t* field : {&s.latency_sum_us, &s.latency_count, &s.connections_open, &s.connections_refused}) {
+        auto v = r->GetU64();
+        if (!v.ok()) return ProtocolError("malformed stats");
+        *field = *v;
+    }
+    if (!r->Finish().ok()) return ProtocolError("malformed stats");
+    return s;
 }
 
 // Reply decoders ----------------------------------------------------------------------------------

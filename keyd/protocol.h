@@ -29,7 +29,9 @@ using common::SecretBytes;
 using common::Status;
 
 // 2: SIGN_PAYER_TX carries the caller's API key and the ConvertAccount consent.
-constexpr std::uint64_t IPC_PROTOCOL_VERSION = 2;
+// 3: STATS (keyd's own counters for /metrics). A client and a keyd of different versions see it in
+// PONG ("protocol version mismatch"); a version-2 keyd answers STATS with FAILURE UnknownRequest.
+constexpr std::uint64_t IPC_PROTOCOL_VERSION = 3;
 // Longest API key a SIGN_PAYER_TX may carry (the worker's own limit, MAX_API_KEY_LENGTH).
 constexpr std::size_t IPC_MAX_API_KEY = 256;
 // Largest CID text keyd accepts (CIDv0 is 46 characters, CIDv1 base32 of sha256 is 59).
@@ -53,6 +55,8 @@ enum class KeydMessage : std::uint8_t {
     SignPayerTx = 0x08,    // (payer u64, chain_id u64, nonce u64, max_priority_fee u64,
                            //  max_fee u64, gas_limit u64, to 0|20, data 0.., api_key 0..256,
                            //  consent_issued_at u64, consent_signature 0|65)  -> SignedTx
+    // Operational requests (0x20..): about keyd itself, no key material.
+    Stats = 0x20,          // ()                                   -> StatsReply
     // Replies (keyd -> worker).
     Failure = 0x80,        // (code 1, message 0..256)
     Pong = 0x81,           // (protocol_version u64)
@@ -62,6 +66,7 @@ enum class KeydMessage : std::uint8_t {
     SecretKey = 0x85,      // (key 32)
     Payers = 0x86,         // (admin address 20, payer addresses 20 * count)
     SignedTx = 0x87,       // (raw signed EIP-1559 transaction)
+    StatsReply = 0xA0,     // (KeydStats's fields, protocol.md)
 };
 
 // The code carried by a Failure reply.
@@ -125,6 +130,32 @@ struct PayerTxRequest {
     std::optional<Consent> consent;
 };
 
+// keyd's own counters (STATS), for /metrics. Requests are counted by kind: each request type
+// keyd knows, then "unknown" for any other type byte.
+constexpr std::size_t STATS_KINDS = 12;
+// The kind label of index i ("ping", "mint_path", ..., "stats", "unknown").
+const char* StatsKindName(std::size_t kind);
+// The index a request type byte is counted under.
+std::size_t StatsKindOf(std::uint8_t type);
+// Buckets of the latency histogram: common/metrics.h's HISTOGRAM_BOUNDS_S bounds and +Inf.
+constexpr std::size_t STATS_LATENCY_BUCKETS = 15;
+
+enum class KeySourceKind : std::uint8_t { File = 1, Tee = 2 };
+
+struct KeydStats {
+    std::uint64_t uptime_ms = 0;
+    KeySourceKind key_source = KeySourceKind::File;
+    std::array<std::uint64_t, STATS_KINDS> requests{};  // answered, by kind
+    std::array<std::uint64_t, STATS_KINDS> failures{};  // answered with FAILURE, by kind
+    // Time keyd spent answering each request (decode, derive, sign, encode), per bucket (not
+    // cumulative), their sum in microseconds and their number.
+    std::array<std::uint64_t, STATS_LATENCY_BUCKETS> latency_buckets{};
+    std::uint64_t latency_sum_us = 0;
+    std::uint64_t latency_count = 0;
+    std::uint64_t connections_open = 0;
+    std::uint64_t connections_refused = 0;  // peer uid not allowed, or --max-connections reached
+};
+
 struct FailureReply {
     KeydFailure code = KeydFailure::Internal;
     std::string message;
@@ -139,6 +170,7 @@ SecretBuffer EncodePkpRequest(KeydMessage type, const PkpRef& ref);
 // CID or one longer than IPC_MAX_CID.
 Result<SecretBuffer> EncodeActionRequest(KeydMessage type, std::string_view cid);
 SecretBuffer EncodeGetPayersRequest(std::uint64_t count);
+SecretBuffer EncodeStatsRequest();
 // Errors: TooLarge "frame_too_large" when data does not fit in one frame.
 Result<SecretBuffer> EncodeSignPayerTxRequest(const PayerTxRequest& tx);
 
@@ -146,7 +178,7 @@ Result<SecretBuffer> EncodeSignPayerTxRequest(const PayerTxRequest& tx);
 // caller dispatched on. Errors: InvalidInput "malformed_message" for a wrong type, a missing,
 // extra or wrongly sized field; InvalidInput "invalid_cid" for a CID outside 1..IPC_MAX_CID bytes
 // or with characters outside [A-Za-z0-9]. All-zero hashes are left to keyd's policy.
-Status DecodeEmptyRequest(ByteView payload);  // Ping, MintPath
+Status DecodeEmptyRequest(ByteView payload);  // Ping, MintPath, Stats
 Result<PkpRef> DecodePkpRequest(ByteView payload);
 Result<std::string> DecodeActionRequest(ByteView payload);
 Result<std::uint64_t> DecodeGetPayersRequest(ByteView payload);
@@ -164,6 +196,7 @@ SecretBuffer EncodeSecretKeyReply(const SecretBytes& key);
 SecretBuffer EncodePayersReply(const PayerList& payers);
 // Errors: TooLarge "frame_too_large".
 Result<SecretBuffer> EncodeSignedTxReply(ByteView raw_tx);
+SecretBuffer EncodeStatsReply(const KeydStats& stats);
 
 // Reply decoders (client side). A Failure reply becomes KeydFailureToError(...); any other type
 // than the expected one, or malformed fields, is Internal "keyd_protocol_error".
@@ -175,5 +208,6 @@ Result<PkpKeys> DecodePkpKeysReply(ByteView payload);
 Result<SecretBytes> DecodeSecretKeyReply(ByteView payload);
 Result<PayerList> DecodePayersReply(ByteView payload);
 Result<Bytes> DecodeSignedTxReply(ByteView payload);
+Result<KeydStats> DecodeStatsReply(ByteView payload);
 
 }  // namespace sigil::keyd

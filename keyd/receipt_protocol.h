@@ -15,10 +15,11 @@
 
 namespace sigil::keyd {
 
-// Type numbers kept apart from the core table's (0x01.., 0x80..), which other requests extend.
-constexpr std::uint8_t IPC_SIGN_RECEIPT = 0x20;        // fields below          -> RECEIPT_SIGNATURE
-constexpr std::uint8_t IPC_GET_RECEIPT_PUBLIC = 0x21;  // ()                    -> PUBLIC_KEY
-constexpr std::uint8_t IPC_RECEIPT_SIGNATURE = 0xA0;   // (signature 65, api_key_hash 32)
+// Type numbers kept apart from the core table's (0x01.., 0x80..) and the operational ones (STATS
+// 0x20, 0xA0): receipts are 0x30.. and their reply 0xB0.
+constexpr std::uint8_t IPC_SIGN_RECEIPT = 0x30;        // fields below          -> RECEIPT_SIGNATURE
+constexpr std::uint8_t IPC_GET_RECEIPT_PUBLIC = 0x31;  // ()                    -> PUBLIC_KEY
+constexpr std::uint8_t IPC_RECEIPT_SIGNATURE = 0xB0;   // (signature 65, api_key_hash 32)
 
 // What the worker asks keyd to sign: every field of the receipt but the key hash, which keyd
 // computes from the API key the request came with (as for SIGN_PAYER_TX: a worker signs only for

@@ -16,6 +16,7 @@
 
 #include "keyd/protocol.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/secret.h"
 
 namespace sigil::keyd {
@@ -76,7 +77,8 @@ struct Server::Connection {
     bool closed = false;
 };
 
-Server::Server(ServerOptions options, KeyService& service) : m_options(std::move(options)), m_service(service) {
+Server::Server(ServerOptions options, KeyService& service)
+    : m_options(std::move(options)), m_service(service), m_stats(m_options.key_source) {
     int fds[2];
     if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0) {
         m_stop_read.Reset(fds[0]);
@@ -202,11 +204,13 @@ void Server::AcceptAll() {
         if (std::find(allowed.begin(), allowed.end(), cred.uid) == allowed.end()) {
             common::LogWarn("refused a connection from uid " + std::to_string(cred.uid) + " pid " +
                             std::to_string(cred.pid) + ": uid not allowed");
+            m_stats.ConnectionRefused();
             continue;  // closed by UniqueFd
         }
         if (m_connections.size() >= m_options.max_connections) {
             common::LogWarn("refused a connection from pid " + std::to_string(cred.pid) + ": " +
                             std::to_string(m_options.max_connections) + " connections open");
+            m_stats.ConnectionRefused();
             continue;
         }
         auto c = std::make_unique<Connection>();
@@ -269,13 +273,30 @@ bool Server::Process(Connection& c) {
     while (c.out.empty()) {
         const auto payload = c.in.Front();
         if (!payload) break;
-        c.out = m_service.Handle(*payload);
+        c.out = Answer(*payload);
         c.out_sent = 0;
         c.in.Pop();
         if (!Flush(c)) return false;
     }
     if (c.in.Pending() == 0) c.frame_started.reset();
     return true;
+}
+
+common::SecretBuffer Server::Answer(common::ByteView payload) {
+    const std::uint8_t type = payload.empty() ? 0 : payload[0];
+    const std::int64_t started = common::MetricsNowUs();
+    common::SecretBuffer reply;
+    if (type == static_cast<std::uint8_t>(KeydMessage::Stats)) {
+        reply = DecodeEmptyRequest(payload).ok()
+                    ? EncodeStatsReply(m_stats.Snapshot(m_connections.size()))
+                    : EncodeFailureReply(KeydFailure::MalformedRequest, "STATS has no fields");
+    } else {
+        reply = m_service.Handle(payload);
+    }
+    // A frame is length(4) || payload: the reply's type byte says whether it is a FAILURE.
+    const bool ok = reply.size() > 4 && reply[4] != static_cast<std::uint8_t>(KeydMessage::Failure);
+    m_stats.Record(type, ok, common::MetricsNowUs() - started);
+    return reply;
 }
 
 bool Server::Expired(const Connection& c, Clock::time_point now) const {

@@ -14,6 +14,7 @@
 #include "common/handles.h"
 #include "common/result.h"
 #include "keyd/key_service.h"
+#include "keyd/stats.h"
 
 namespace sigil::keyd {
 
@@ -24,6 +25,7 @@ struct ServerOptions {
     std::size_t max_connections = 64;        // beyond this a new connection is closed at once
     std::chrono::milliseconds frame_timeout{10000};  // a started frame or an unread reply must progress
     std::chrono::milliseconds idle_timeout{600000};  // a connection with nothing in flight may idle
+    KeySourceKind key_source = KeySourceKind::File;  // reported by STATS
 };
 
 class Server {
@@ -62,6 +64,8 @@ private:
     bool Flush(Connection& c);
     bool Process(Connection& c);
     bool Expired(const Connection& c, std::chrono::steady_clock::time_point now) const;
+    // STATS is about the server (connections, timing), so the server answers it, not KeyService.
+    common::SecretBuffer Answer(common::ByteView payload);
 
     ServerOptions m_options;
     KeyService& m_service;
@@ -70,6 +74,7 @@ private:
     common::UniqueFd m_stop_write;
     bool m_bound = false;
     std::vector<std::unique_ptr<Connection>> m_connections;
+    StatsRecorder m_stats;
 };
 
 }  // namespace sigil::keyd

@@ -15,9 +15,12 @@
 //     deployed for the same token, and token balances stay).
 //   node scripts/devchain.mjs deploy --config <out.json> --rpc-url URL [--build-dir DIR]
 //                                    [--api-payers ...] [--admin-payer ...] [--deployer-key 0x..]
-//                                    [--compose-hash ...] [--treasury 0x..]
+//                                    [--compose-hash ...] [--treasury 0x..] [--state DIR]
 //     Deploys to an already running node (default deployer: anvil's dev account 0, or the
-//     SIGIL_DEPLOYER_KEY environment variable).
+//     SIGIL_DEPLOYER_KEY environment variable). With --state (the DIR of a `start`), keeps the
+//     contracts DIR/deployment.json names and only re-registers and tops up the payers (and allows
+//     new compose hashes): how scripts/start registers payers it learns after the chain is up
+//     (keyd's TEE key depends on the app id, AppGovernance's address).
 //   Without --api-payers, anvil's dev accounts 1..4 are the API payers; without --admin-payer, dev
 //   account 5 is the admin payer. --build-dir defaults to $SIGIL_BUILD_DIR or <repo>/build and must
 //   hold contracts/{AccountConfig,AppGovernance,TestStablecoin,Payments}.{abi.json,bin}
@@ -352,7 +355,7 @@ async function main() {
   }
   if (mode === 'deploy') {
     if (!opts['rpc-url']) throw new Error('deploy needs --rpc-url');
-    const config = await deployToNode(opts['rpc-url'], opts, null);
+    const config = await deployToNode(opts['rpc-url'], opts, null, opts.state ? resolve(opts.state) : null);
     console.log(`devchain: AccountConfig at ${config.contract_address}, AppGovernance at ${config.governance_address},`
       + ` tUSD at ${config.token_address}, Payments at ${config.payments_address} (treasury ${config.treasury_address})`
       + ` on ${config.rpc_url}`);

@@ -227,7 +227,8 @@ int main(int argc, char** argv) {
                           {billing->get(), scoreboard ? &*scoreboard : nullptr, slot});
     workers::AddMetricsRoute(router, {SIGIL_VERSION, SIGIL_COMMIT, scoreboard ? &*scoreboard : nullptr,
                                       keyd ? &*keyd : nullptr, config->GetString("metrics", "evidence_dir"),
-                                      static_cast<std::uint32_t>(config->GetInt("supervisor", "max_workers"))});
+                                      static_cast<std::uint32_t>(config->GetInt("supervisor", "max_workers")),
+                                      config->GetString("metrics", "nginx_tally_dir")});
     if (config->GetBool("worker", "test_routes")) {
         common::LogWarn("test_routes enabled: /core/v1/test/* is served");
         workers::AddTestRoutes(router);

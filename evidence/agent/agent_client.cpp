@@ -1,42 +1,16 @@
 #include "evidence/agent/agent_client.h"
 
-#include <curl/curl.h>
-
 #include <rapidjson/document.h>
 
-#include "common/handles.h"
 #include "common/hex.h"
 #include "common/metrics.h"
+#include "evidence/agent/agent_http.h"
 
 namespace sigil::evidence {
 namespace {
 
 using common::ErrorKind;
 using common::MakeError;
-using CurlEasy = common::CHandle<CURL, curl_easy_cleanup>;
-using CurlList = common::CHandle<curl_slist, curl_slist_free_all>;
-
-struct Sink {
-    std::string body;
-    std::size_t max = 0;
-    bool too_large = false;
-};
-
-// libcurl's write callback: never throws, stops the transfer past the cap.
-extern "C" std::size_t Collect(char* data, std::size_t size, std::size_t n, void* user) noexcept {
-    auto* sink = static_cast<Sink*>(user);
-    const std::size_t bytes = size * n;
-    if (sink->body.size() + bytes > sink->max) {
-        sink->too_large = true;
-        return 0;
-    }
-    try {
-        sink->body.append(data, bytes);
-    } catch (...) {
-        return 0;
-    }
-    return bytes;
-}
 
 common::Error Unavailable(const std::string& why) {
     return MakeError(ErrorKind::Unavailable, "attestation_unavailable", why);
@@ -60,36 +34,20 @@ common::Result<std::string> AgentClient::Info() const { return Post("/Info", "{}
 
 common::Result<std::string> AgentClient::Post(const std::string& path, const std::string& body) const {
     if (m_options.socket_path.empty()) return Unavailable("no TEE guest agent is configured on this instance");
-    CurlEasy curl(curl_easy_init());
-    CurlList headers(curl_slist_append(nullptr, "Content-Type: application/json"));
-    if (!curl || !headers) return Unavailable("cannot set up a request to the guest agent");
-    Sink sink;
-    sink.max = m_options.max_answer_bytes;
-    const std::string url = "http://localhost" + path;
-    curl_easy_setopt(curl.get(), CURLOPT_UNIX_SOCKET_PATH, m_options.socket_path.c_str());
-    curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
-    curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDS, body.c_str());
-    curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-    curl_easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(m_options.timeout_ms));
-    curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "http");
-    curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, Collect);
-    curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &sink);
-    const CURLcode rc = curl_easy_perform(curl.get());
-    if (rc == CURLE_OPERATION_TIMEDOUT) {
-        return MakeError(ErrorKind::Timeout, "attestation_timeout",
-                         "the TEE guest agent did not answer within " + std::to_string(m_options.timeout_ms) + " ms");
+    auto answer = PostToAgent(m_options.socket_path, path, body, m_options.timeout_ms, m_options.max_answer_bytes);
+    if (!answer.ok()) {
+        if (answer.error().kind == ErrorKind::Timeout) {
+            return MakeError(ErrorKind::Timeout, "attestation_timeout",
+                             "the TEE guest agent did not answer within " + std::to_string(m_options.timeout_ms) + " ms");
+        }
+        return Unavailable("the TEE guest agent: " + answer.error().message);
     }
-    if (sink.too_large) return Unavailable("the TEE guest agent's answer is over the size limit");
-    if (rc != CURLE_OK) return Unavailable(std::string("the TEE guest agent cannot be reached: ") + curl_easy_strerror(rc));
-    long status = 0;
-    curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
-    if (status != 200) return Unavailable("the TEE guest agent answered HTTP " + std::to_string(status));
+    if (answer->status != 200) return Unavailable("the TEE guest agent answered HTTP " + std::to_string(answer->status));
+    const auto& bytes = answer->body;
     rapidjson::Document doc;
-    doc.Parse<rapidjson::kParseValidateEncodingFlag>(sink.body.data(), sink.body.size());
+    doc.Parse<rapidjson::kParseValidateEncodingFlag>(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     if (doc.HasParseError() || !doc.IsObject()) return Unavailable("the TEE guest agent's answer is not a JSON object");
-    return std::move(sink.body);
+    return std::string(bytes.begin(), bytes.end());
 }
 
 }  // namespace sigil::evidence

@@ -1,26 +1,40 @@
 #!/usr/bin/env node
 // sigil-tee-sim: the development stand-in for dstack's guest agent. It serves the agent's API
-// (POST/GET /GetQuote, GET/POST /Info: evidence/README.md) over HTTP on a unix socket, so the
-// worker, sigil-evidence and the verifier run the same code paths without a TEE. Its quotes have
+// (POST/GET /GetQuote, GET/POST /Info, POST/GET /GetKey: evidence/README.md) over HTTP on a unix
+// socket, so the worker, sigil-evidence, keyd and the verifier run the same code paths without a TEE. Its quotes have
 // the TDX v4 layout, carry the vendor id SIGIL-SIMULATED!, and are signed by a P-256 key made at
 // start and thrown away at exit; RTMR3 is the replay of its event log. Every answer says
 // "simulated": true. Nothing it produces proves anything: the verifier refuses it unless told
 // --allow-simulated.
+// GetKey stands in for dstack's key provider: the key is deterministic per app id and path, from a
+// simulator secret (--key-secret-file, or a fixed development secret that is public):
+//   app key = HMAC-SHA256(secret, "sigil-tee-sim app key" || app id (20 bytes))
+//   key     = HMAC-SHA256(app key, "sigil-tee-sim GetKey" || 0x00 || utf8(path))
+// so every simulator with the same secret and app id hands out the same keys (several instances
+// share them, as dstack's KMS makes them), and another app id gets unrelated ones. The answer has no
+// signature chain (an empty array; dstack's is the KMS's proof for third parties) and says
+// "simulated": true.
 //
 //   node evidence/tee-sim/sigil-tee-sim.mjs --socket PATH --app-id 0x<40 hex> --compose FILE [--instance-id HEX]
+//        [--key-secret-file FILE]
 //   node evidence/tee-sim/sigil-tee-sim.mjs --compose FILE --print-compose-hash    (prints the hex, exits)
 //   node evidence/tee-sim/sigil-tee-sim.mjs --print-measurements    (prints {mrtd, rtmr0, rtmr1, rtmr2}
 //        as JSON, the values a verifier pins for the simulator with sigil-verify --expect, and exits)
 //
 // SIGTERM/SIGINT: closes and removes the socket, exits 0.
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { replayRtmr, reportDataFromHex, simulatedEventLog, simulatedMeasurements, buildQuote, sha256, sha384 } from './quote.mjs';
 
 const MAX_BODY_BYTES = 65536;
+const MAX_KEY_PATH = 1024;
+// The development key provider's secret when no --key-secret-file is given: public, so every
+// developer's simulator derives the same keys for the same app id. Never a production secret.
+export const DEV_KEY_SECRET = Buffer.from('sigil-tee-sim development key provider (public, not a secret)');
 
 function fail(message) {
   console.error(`sigil-tee-sim: ${message}`);
@@ -51,6 +65,7 @@ function options() {
         'app-id': { type: 'string' },
         compose: { type: 'string' },
         'instance-id': { type: 'string' },
+        'key-secret-file': { type: 'string' },
         'print-compose-hash': { type: 'boolean' },
         'print-measurements': { type: 'boolean' },
       },
@@ -68,11 +83,26 @@ function options() {
   const instance = values['instance-id'] ?? randomBytes(20).toString('hex');
   if (!/^(0x)?([0-9a-fA-F]{2})+$/.test(instance)) fail('--instance-id must be hex');
   values.instanceId = Buffer.from(instance.replace(/^0x/, ''), 'hex');
+  values.keySecret = DEV_KEY_SECRET;
+  if (values['key-secret-file']) {
+    try {
+      values.keySecret = readFileSync(values['key-secret-file']);
+    } catch (err) {
+      fail(`--key-secret-file: ${err.message}`);
+    }
+    if (values.keySecret.length < 16) fail('--key-secret-file must hold at least 16 bytes');
+  }
   return values;
 }
 
+/// GetKey's key for `path` (module doc): HMAC-SHA256 twice, app id then path.
+export function simulatedKey(secret, appId, path) {
+  const appKey = createHmac('sha256', secret).update(Buffer.concat([Buffer.from('sigil-tee-sim app key'), appId])).digest();
+  return createHmac('sha256', appKey).update(Buffer.concat([Buffer.from('sigil-tee-sim GetKey\0'), Buffer.from(path, 'utf8')])).digest();
+}
+
 /// Everything the answers hold, fixed at start.
-function makeAgent({ appId, instanceId, compose }) {
+function makeAgent({ appId, instanceId, compose, keySecret }) {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const keyProviderInfo = JSON.stringify({ name: 'sigil-tee-sim', id: '' });
   const events = simulatedEventLog({ appId, composeHash: compose.hash, instanceId, keyProvider: Buffer.from(keyProviderInfo) });
@@ -108,7 +138,8 @@ function makeAgent({ appId, instanceId, compose }) {
     vm_config: vmConfig,
     simulated: true,
   });
-  return { info, quote };
+  const key = (path) => ({ key: hex(simulatedKey(keySecret, appId, path)), signature_chain: [], simulated: true });
+  return { info, quote, key };
 }
 
 class BadRequest extends Error {}
@@ -127,18 +158,38 @@ function readBody(req) {
   });
 }
 
+/// The JSON body of a POST (an object; {} when empty).
+async function jsonBody(req) {
+  const text = await readBody(req);
+  let body = {};
+  try {
+    if (text.trim() !== '') body = JSON.parse(text);
+  } catch {
+    throw new BadRequest('the body is not JSON');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BadRequest('the body is not a JSON object');
+  return body;
+}
+
+/// path of a GetKey request: the query parameter (GET) or the JSON body's member (POST). purpose
+/// and algorithm are accepted as dstack accepts them; only secp256k1 (the default) is simulated.
+async function keyPathOf(req, url) {
+  let args = Object.fromEntries(url.searchParams);
+  if (req.method === 'POST') args = await jsonBody(req);
+  const { path = '', purpose = '', algorithm = '' } = args;
+  if (typeof path !== 'string' || typeof purpose !== 'string' || typeof algorithm !== 'string') {
+    throw new BadRequest('path, purpose and algorithm must be strings');
+  }
+  if (path.length > MAX_KEY_PATH) throw new BadRequest(`path is over ${MAX_KEY_PATH} characters`);
+  if (!['', 'secp256k1', 'k256'].includes(algorithm)) throw new BadRequest(`algorithm ${algorithm} is not simulated`);
+  return path;
+}
+
 /// report_data of a GetQuote request: the query parameter (GET) or the JSON body's member (POST).
 async function reportDataOf(req, url) {
   let hex = url.searchParams.get('report_data') ?? '';
   if (req.method === 'POST') {
-    const text = await readBody(req);
-    let body = {};
-    try {
-      if (text.trim() !== '') body = JSON.parse(text);
-    } catch {
-      throw new BadRequest('the body is not JSON');
-    }
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BadRequest('the body is not a JSON object');
+    const body = await jsonBody(req);
     if (body.report_data !== undefined && typeof body.report_data !== 'string') throw new BadRequest('report_data must be a hex string');
     hex = body.report_data ?? '';
   }
@@ -158,7 +209,7 @@ function serve(agent) {
   return createServer(async (req, res) => {
     try {
       const url = new URL(req.url, 'http://localhost');
-      const route = { '/GetQuote': 'quote', '/Info': 'info' }[url.pathname];
+      const route = { '/GetQuote': 'quote', '/Info': 'info', '/GetKey': 'key' }[url.pathname];
       if (!route) return send(res, 404, { error: `no such path: ${url.pathname}` });
       if (req.method !== 'GET' && req.method !== 'POST') {
         res.setHeader('Allow', 'GET, POST');
@@ -167,6 +218,12 @@ function serve(agent) {
       if (route === 'info') {
         req.resume();
         return send(res, 200, agent.info);
+      }
+      if (route === 'key') {
+        const path = await keyPathOf(req, url);
+        // The path only, never the key.
+        console.error(`sigil-tee-sim: GetKey path ${JSON.stringify(path)} (SIMULATED key)`);
+        return send(res, 200, agent.key(path));
       }
       return send(res, 200, agent.quote(await reportDataOf(req, url)));
     } catch (err) {
@@ -197,12 +254,12 @@ function main() {
   } catch (err) {
     if (err.code !== 'ENOENT') throw err;
   }
-  const server = serve(makeAgent({ appId: opts.appId, instanceId: opts.instanceId, compose }));
+  const server = serve(makeAgent({ appId: opts.appId, instanceId: opts.instanceId, compose, keySecret: opts.keySecret }));
   server.on('error', (err) => fail(`${socket}: ${err.message}`));
   server.listen(socket, () => {
     chmodSync(socket, 0o666); // nginx's and the workers' users connect too
     console.error(`sigil-tee-sim: SIMULATED guest agent on ${socket} (app id 0x${opts.appId.toString('hex')},` +
-      ` compose hash ${compose.hash.toString('hex')})`);
+      ` compose hash ${compose.hash.toString('hex')}, GetKey from ${opts['key-secret-file'] ? 'the key secret file' : 'the public development secret'})`);
   });
   const stop = () => {
     server.close();
@@ -214,4 +271,5 @@ function main() {
   process.on('SIGINT', stop);
 }
 
-main();
+// Runs only as a program: tests import simulatedKey.
+if (process.argv[1] && realpathSync(resolve(process.argv[1])) === fileURLToPath(import.meta.url)) main();

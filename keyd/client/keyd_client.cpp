@@ -167,6 +167,12 @@ common::Status KeydClient::Ping() {
     return keyd::DecodePongReply(*reply);
 }
 
+common::Result<keyd::KeydStats> KeydClient::Stats() {
+    auto reply = Call(keyd::EncodeStatsRequest());
+    if (!reply.ok()) return reply.error();
+    return keyd::DecodeStatsReply(*reply);
+}
+
 common::Result<common::Hash32> KeydClient::MintPath() {
     auto reply = Call(keyd::EncodeMintPathRequest());
     if (!reply.ok()) return reply.error();

@@ -40,6 +40,8 @@ public:
     explicit KeydClient(KeydClientOptions options);
 
     common::Status Ping();
+    // keyd's own counters (STATS), for /metrics.
+    common::Result<keyd::KeydStats> Stats();
     // A fresh random 32-byte derivation path (not yet registered anywhere).
     common::Result<common::Hash32> MintPath();
     // Public data of the PKP (account_hash, path): its address and uncompressed public key.

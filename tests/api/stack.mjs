@@ -49,6 +49,10 @@
 //                        the home's; no dev chain of its own but the one `other` started (its chain.json fields);
 //                        nginx on that port (a restarted instance keeps its balancer entry). stack.chainInfo: the
 //                        chain.json fields of the chain this stack uses
+//   startStack({keySource: 'tee-sim'}): keyd's root key from sigil-tee-sim's GetKey (--tee-key-service, as
+//                        scripts/start does by default) instead of a key file; implies teeSim and chainState.
+//                        The payers are known only once the simulator (app id = AppGovernance) is up: the chain
+//                        starts with anvil's dev payers and keyd's are registered then (devchain deploy --state)
 //   configKnows('supervisor', 'max_workers', 96)  whether the build's configuration has that key (a build
 //                        from before it refuses it), so a benchmark can also run the build it is compared with
 //
@@ -160,7 +164,13 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 8, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
   chainState = false, teeSim = false, workerOptions = [], supervisorOptions = [], billing = null, nginxEnv = {},
   lowerer = true, runsPerKey = null, rpcUrl = null, metrics = [], evidenceMetrics = false,
-  rootKeyFile = null, joinChain = null, port: fixedPort = null } = {}) {
+  rootKeyFile = null, joinChain = null, port: fixedPort = null, keySource = 'file' } = {}) {
+  if (!['file', 'tee-sim'].includes(keySource)) throw new Error(`keySource must be 'file' or 'tee-sim', not ${keySource}`);
+  const teeKey = keySource === 'tee-sim';
+  if (teeKey) {
+    teeSim = true;
+    chainState = true;
+  }
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -196,9 +206,10 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
     // 1. keyd's payer wallets: exactly [chain] payers (leased per relayed write, as scripts/start).
     const payers = chainPayers;
     const rootKey = rootKeyFile ?? join(home, 'keyd/root.key');
-    const payersJson = JSON.parse(execFileSync(keydBin,
-      ['--print-payers', '--root-key-file', rootKey, '--payers', String(payers)],
+    let keySourceArgs = ['--root-key-file', rootKey];
+    const printPayers = () => JSON.parse(execFileSync(keydBin, ['--print-payers', ...keySourceArgs, '--payers', String(payers)],
       { stdio: ['ignore', 'pipe', 'pipe'] }).toString());
+    let payersJson = teeKey ? null : printPayers();
 
     // 2. anvil with AccountConfig deployed and the payers registered and funded.
     const chainFile = join(home, 'chain.json');
@@ -209,8 +220,9 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       ? '0x' + execFileSync(process.execPath, [teeSimBin, '--compose', appCompose, '--print-compose-hash']).toString().trim()
       : null;
     if (!joinChain) children.push(launch('devchain', process.execPath, [join(SOURCE_DIR, 'scripts/devchain.mjs'), 'start',
-      '--config', chainFile, '--build-dir', BUILD_DIR, '--api-payers', payersJson.api_payers.join(','),
-      '--admin-payer', payersJson.admin_payer, ...(chainState ? ['--state', join(home, 'chain')] : []),
+      '--config', chainFile, '--build-dir', BUILD_DIR,
+      ...(payersJson ? ['--api-payers', payersJson.api_payers.join(','), '--admin-payer', payersJson.admin_payer] : []),
+      ...(chainState ? ['--state', join(home, 'chain')] : []),
       ...(teeSim ? ['--compose-hash', composeHash] : [])],
       join(logs, 'devchain.log')));
     if (joinChain) writeFileSync(chainFile, JSON.stringify(joinChain));
@@ -233,10 +245,21 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       for (let i = 0; i < 200 && !existsSync(teeSocket) && !sim.exited; i++) await sleep(25);
       if (!existsSync(teeSocket)) throw new Error(`sigil-tee-sim did not come up:\n${tail(join(logs, 'tee-sim.log'))}`);
     }
+    // 2c. keyd's root key from the simulator's GetKey: its payers, registered and funded on the running chain.
+    if (teeKey) {
+      keySourceArgs = ['--tee-key-service', teeSocket];
+      payersJson = printPayers();
+      execFileSync(process.execPath, [join(SOURCE_DIR, 'scripts/devchain.mjs'), 'deploy', '--config', join(home, 'chain-payers.json'),
+        '--rpc-url', chain.rpc_url, '--build-dir', BUILD_DIR, '--state', join(home, 'chain'),
+        '--api-payers', payersJson.api_payers.join(','), '--admin-payer', payersJson.admin_payer, '--compose-hash', composeHash],
+      { stdio: ['ignore', 'ignore', 'pipe'] });
+      chain.api_payers = payersJson.api_payers;
+      chain.admin_payer = payersJson.admin_payer;
+    }
 
     // 3. keyd.
     const keydSocket = join(run, 'keyd/keyd.sock');
-    children.push(launch('keyd', keydBin, ['--socket', keydSocket, '--root-key-file', rootKey,
+    children.push(launch('keyd', keydBin, ['--socket', keydSocket, ...keySourceArgs,
       '--allowed-uid', String(process.getuid()), '--chain-id', String(chain.chain_id),
       '--contract', chain.contract_address, '--payers', String(payers)], join(logs, 'keyd.log')));
 
@@ -272,8 +295,11 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
         `payments_address = ${chain.payments_address}`,
         'confirmations = 1', ...(billing.lines ?? []), ...runsPerKeyLine, ''] : []),
       ...(!billing && runsPerKeyLine.length ? ['[billing]', ...runsPerKeyLine, ''] : []),
-      ...(metrics.length || evidenceMetrics
-        ? ['[metrics]', ...metrics, ...(evidenceMetrics ? [`evidence_dir = ${join(run, 'evidence')}`] : []), ''] : []),
+      // nginx's refusal tallies (nginx/sigil.conf.template) are in its prefix's logs, as scripts/start sets it
+      // (left out for a build from before the key, so a benchmark can still run it).
+      '[metrics]', ...(configKnows('metrics', 'nginx_tally_dir', '/tmp') ? [`nginx_tally_dir = ${join(home, 'nginx', 'logs')}`] : []),
+      ...metrics,
+      ...(evidenceMetrics ? [`evidence_dir = ${join(run, 'evidence')}`] : []), '',
     ].join('\n'));
     children.push(launch('supervisor', supervisorBin, ['-c', conf], join(logs, 'supervisor.log')));
 
@@ -420,6 +446,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       lowererSocket,
       composeHash,
       keydSocket,  // for tests that speak to keyd as a (compromised) worker would
+      keySource,
     };
     return handle;
   } catch (err) {

@@ -4,7 +4,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { createHash, createPublicKey, verify } from 'node:crypto';
+import { createHash, createHmac, createPublicKey, verify } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -33,11 +33,12 @@ const AT = {
 const field = (quote, name) => quote.subarray(AT[name][0], AT[name][0] + AT[name][1]);
 
 /// Starts the simulator on `socket`; resolves once the socket answers.
-async function startSim(socket, extra = []) {
-  const child = spawn(process.execPath, [SIM, '--socket', socket, '--app-id', `0x${APP_ID.toUpperCase()}`,
+async function startSim(socket, extra = [], appId = APP_ID) {
+  const child = spawn(process.execPath, [SIM, '--socket', socket, '--app-id', `0x${appId.toUpperCase()}`,
     '--compose', COMPOSE, '--instance-id', INSTANCE_ID, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
+  child.stderrText = () => stderr;
   child.exitPromise = new Promise((r) => child.on('exit', (code, signal) => r(signal ?? code)));
   for (let i = 0; i < 200; i++) {
     if (child.exitCode !== null) break;
@@ -264,7 +265,7 @@ describe('sigil-tee-sim', () => {
   });
 
   it('answers 404 JSON for an unknown path and 405 for another method', async () => {
-    for (const path of ['/', '/GetKey', '/getquote', '/Info/x']) {
+    for (const path of ['/', '/GetTlsKey', '/getquote', '/Info/x']) {
       const r = await request(socket, 'GET', path);
       assert.equal(r.status, 404, path);
       assert.equal(typeof r.json?.error, 'string');
@@ -289,6 +290,76 @@ describe('sigil-tee-sim', () => {
     writeFileSync(path, 'not a socket');
     await assert.rejects(startSim(path), /not a socket/);
     assert.equal(readFileSync(path, 'utf8'), 'not a socket');
+  });
+
+  // GetKey's derivation written out again from the simulator's module doc (not imported from it).
+  const expectedKey = (secret, appIdHex, path) => {
+    const appKey = createHmac('sha256', secret).update(Buffer.concat([Buffer.from('sigil-tee-sim app key'),
+      Buffer.from(appIdHex, 'hex')])).digest();
+    return createHmac('sha256', appKey).update(`sigil-tee-sim GetKey\0${path}`).digest('hex');
+  };
+  const DEV_SECRET = Buffer.from('sigil-tee-sim development key provider (public, not a secret)');
+
+  it('answers GetKey with a key per app id and path from its secret, marked simulated', async () => {
+    const r = await request(socket, 'POST', '/GetKey', { path: 'sigil/root/v1', purpose: 'sigil-keyd root key' });
+    assert.equal(r.status, 200);
+    assert.match(r.headers['content-type'], /^application\/json/);
+    assert.deepEqual(Object.keys(r.json).sort(), ['key', 'signature_chain', 'simulated']);
+    assert.equal(r.json.key, expectedKey(DEV_SECRET, APP_ID, 'sigil/root/v1'));
+    assert.deepEqual(r.json.signature_chain, []);
+    assert.equal(r.json.simulated, true);
+    // The same again; the purpose and the secp256k1 algorithm do not change it (as dstack's);
+    // the query form of a GET is the same call.
+    const again = await request(socket, 'POST', '/GetKey', { path: 'sigil/root/v1', purpose: 'other', algorithm: 'secp256k1' });
+    assert.equal(again.json.key, r.json.key);
+    const viaGet = await request(socket, 'GET', '/GetKey?path=sigil%2Froot%2Fv1&purpose=x');
+    assert.equal(viaGet.json.key, r.json.key);
+    // Another path, another key.
+    const other = await request(socket, 'POST', '/GetKey', { path: 'sigil/root/v2' });
+    assert.equal(other.json.key, expectedKey(DEV_SECRET, APP_ID, 'sigil/root/v2'));
+    assert.notEqual(other.json.key, r.json.key);
+    // An empty body is the empty path.
+    assert.equal((await request(socket, 'POST', '/GetKey')).json.key, expectedKey(DEV_SECRET, APP_ID, ''));
+    // The log names the path, never the key.
+    const log = sim.stderrText();
+    assert.match(log, /GetKey path "sigil\/root\/v1" \(SIMULATED key\)/);
+    assert.ok(!log.includes(r.json.key), 'the key is never logged');
+  });
+
+  it('refuses a malformed GetKey with 400 JSON', async () => {
+    for (const [body, why] of [['[1]', /JSON object/], ['{"path": 7}', /strings/], ['{', /not JSON/],
+      [JSON.stringify({ path: 'x'.repeat(1025) }), /over 1024/], [JSON.stringify({ path: 'a', algorithm: 'ed25519' }), /not simulated/]]) {
+      const r = await request(socket, 'POST', '/GetKey', body);
+      assert.equal(r.status, 400, body);
+      assert.match(r.json.error, why);
+    }
+  });
+
+  it('derives GetKey from --key-secret-file, and from the app id: another app gets another key', async () => {
+    const secretFile = join(dir, 'key-secret');
+    writeFileSync(secretFile, 'a simulator secret of this test', { mode: 0o600 });
+    const path = join(dir, 'secret.sock');
+    const withSecret = await startSim(path, ['--key-secret-file', secretFile]);
+    try {
+      const r = await request(path, 'POST', '/GetKey', { path: 'sigil/root/v1' });
+      assert.equal(r.json.key, expectedKey(Buffer.from('a simulator secret of this test'), APP_ID, 'sigil/root/v1'));
+      assert.notEqual(r.json.key, expectedKey(DEV_SECRET, APP_ID, 'sigil/root/v1'));
+    } finally {
+      withSecret.kill('SIGTERM');
+      await withSecret.exitPromise;
+    }
+    const otherApp = '00000000000000000000000000000000000000aa';
+    const child = await startSim(path, [], otherApp);
+    try {
+      const r = await request(path, 'POST', '/GetKey', { path: 'sigil/root/v1' });
+      assert.equal(r.json.key, expectedKey(DEV_SECRET, otherApp, 'sigil/root/v1'));
+    } finally {
+      child.kill('SIGTERM');
+      await child.exitPromise;
+    }
+    writeFileSync(secretFile, 'short');
+    assert.throws(() => execFileSync(process.execPath, [SIM, '--socket', join(dir, 'y.sock'), '--app-id', APP_ID,
+      '--compose', COMPOSE, '--key-secret-file', secretFile], { stdio: 'pipe' }), /at least 16 bytes/);
   });
 
   it('refuses a bad app id', () => {

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # scripts/start as a user runs it, twice on the same SIGIL_HOME: the second start keeps the chain
-# (the account, its API key and its group work again) because the root key survives too.
+# (the account, its API key and its group work again) because the root key is the same: by default
+# keyd gets it from the simulated TEE key service (GetKey), deterministic for the app id, and no key
+# file is written.
 # Arguments: <build dir> <source dir>.
 set -euo pipefail
 build=$1 src=$2
@@ -42,6 +44,10 @@ api() { # path body [key] -> body on stdout, status in $home/status
 
 start_stack
 pass "first start"
+grep -q 'root key from TEE key service (dstack GetKey) at ' "$home/logs/keyd.log" || fail "keyd did not use the TEE key service: $(cat "$home/logs/keyd.log")"
+[[ ! -e $home/keyd/root.key ]] || fail "a root key file was written with the TEE key source"
+grep -q 'GetKey path "sigil/root/v1"' "$home/logs/tee-sim.log" || fail "the simulator logged no GetKey"
+pass "the root key came from the simulated TEE key service, nothing on disk"
 metrics=$(curl -s "http://127.0.0.1:$metrics_port/metrics")
 grep -q '^sigil_build_info{' <<<"$metrics" || fail "no /metrics on the operator listener: ${metrics:0:300}"
 grep -q '^sigil_evidence_present 1$' <<<"$metrics" || fail "/metrics does not see the evidence set"

@@ -246,6 +246,40 @@ if [[ $(id -u) -eq 0 ]]; then
     kill "$keyd_pid" 2>/dev/null || true
     wait "$keyd_pid" 2>/dev/null || true
     keyd_pid=""
+
+    # The unit's own key source (no keyd.env override): the TEE guest agent's GetKey, here served by
+    # sigil-tee-sim on a socket in the scratch dir in place of /var/run/dstack.sock.
+    unit_source=$(grep -o '^Environment="SIGIL_KEYD_KEY_SOURCE=[^"]*"' "$work/units/sigil-keyd.service" | sed 's/^Environment="SIGIL_KEYD_KEY_SOURCE=//; s/"$//')
+    if [[ $unit_source == "--tee-key-service /var/run/dstack.sock" ]]; then
+        pass "the keyd unit's default key source is the TEE key service"
+        node "$src/evidence/tee-sim/sigil-tee-sim.mjs" --socket "$work/tee/dstack.sock" \
+            --app-id 0x5fbdb2315678afecb367f032d93f642f64180aa3 --compose "$src/evidence/dev/app-compose.json" \
+            >"$work/tee-sim.log" 2>&1 &
+        sim_pid=$!
+        for _ in $(seq 1 100); do [[ -S $work/tee/dstack.sock ]] && break; sleep 0.1; done
+        SIGIL_KEYD_KEY_SOURCE=${unit_source//\/var\/run\/dstack.sock/$work/tee/dstack.sock}
+        rm -f "$work/run/sigil-keyd/keyd.sock"
+        eval "keyd_argv=($exec_start)"
+        "${keyd_argv[@]}" >"$work/keyd-tee.log" 2>&1 &
+        keyd_pid=$!
+        for _ in $(seq 1 100); do
+            [[ -S $work/run/sigil-keyd/keyd.sock ]] && break
+            kill -0 "$keyd_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if [[ -S $work/run/sigil-keyd/keyd.sock ]] && grep -q 'GetKey path "sigil/root/v1"' "$work/tee-sim.log"; then
+            pass "keyd starts from the unit's ExecStart with the TEE key source"
+        else
+            fail "keyd did not start with the unit's TEE key source: $(cat "$work/keyd-tee.log")"
+        fi
+        kill "$keyd_pid" 2>/dev/null || true
+        wait "$keyd_pid" 2>/dev/null || true
+        keyd_pid=""
+        kill "$sim_pid" 2>/dev/null || true
+        wait "$sim_pid" 2>/dev/null || true
+    else
+        fail "the keyd unit's default key source is '$unit_source', not the TEE key service"
+    fi
 else
     echo "note: not root; keyd's ExecStart not run (its socket-group chown needs a group we are in)"
 fi

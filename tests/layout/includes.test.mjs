@@ -15,7 +15,8 @@ const ROOT = process.env.SIGIL_SOURCE_DIR ?? resolve(dirname(fileURLToPath(impor
 export const ZONES = [
   // The client speaks keyd's message codec, which lives beside protocol.md (keyd/protocol.h).
   { zone: 'keyd/client', uses: ['common', 'keyd/protocol.h'] },
-  { zone: 'keyd', uses: ['common'] },
+  // keyd's TEE key source asks the guest agent for GetKey over the agent's one transport.
+  { zone: 'keyd', uses: ['common', 'evidence/agent/agent_http.h'] },
   { zone: 'supervisor', uses: ['common'] },
   // fcgi turns FastCGI records into the HTTP model and hands them to the router: it needs http.
   { zone: 'workers/fcgi', uses: ['common', 'workers/http'], system: ['fcgiapp.h', 'fcgi_stdio.h', 'fastcgi.h'] },

@@ -197,15 +197,61 @@ void Evidence(PrometheusText& out, const std::string& dir) {
     }
 }
 
-// keyd answers a ping: up or not, and how long it took (scrape-time, so a scrape shows keyd down
-// even when no request needed it).
+// keyd's own series from one STATS request per scrape (so a scrape shows keyd down even when no
+// request needed it). Bounded by the worker's keyd client timeouts (connect 1 s, request 2 s): a
+// dead keyd is refused at once and a hung one costs at most those, never a stalled scrape.
 void Keyd(PrometheusText& out, KeydClient& keyd) {
     const std::int64_t started = common::MonotonicUs();
-    const bool up = keyd.Ping().ok();
-    out.Family("sigil_keyd_up", "gauge", "1 when keyd answered this scrape's ping.");
+    auto stats = keyd.Stats();
+    const double took = static_cast<double>(common::MonotonicUs() - started) / 1e6;
+    // Answered at all (even a refusal of STATS by an older keyd) means up; unreachable means down.
+    const bool up = stats.ok() || stats.error().code != "keyd_unavailable";
+    out.Family("sigil_keyd_up", "gauge", "1 when keyd answered this scrape's request.");
     out.Sample("sigil_keyd_up", {}, std::uint64_t{up});
-    out.Family("sigil_keyd_ping_seconds", "gauge", "How long keyd took to answer this scrape's ping.");
-    out.Sample("sigil_keyd_ping_seconds", {}, static_cast<double>(common::MonotonicUs() - started) / 1e6);
+    out.Family("sigil_keyd_ping_seconds", "gauge", "How long keyd took to answer this scrape's request (STATS).");
+    out.Sample("sigil_keyd_ping_seconds", {}, took);
+    if (!stats.ok()) return;
+    out.Family("sigil_keyd_uptime_seconds", "gauge", "Seconds since keyd started.");
+    out.Sample("sigil_keyd_uptime_seconds", {}, static_cast<double>(stats->uptime_ms) / 1e3);
+    out.Family("sigil_keyd_key_source", "gauge", "Where keyd's root key came from: 1 for its source (file or tee).");
+    out.Sample("sigil_keyd_key_source", MetricLabels{{"source", stats->key_source == keyd::KeySourceKind::Tee ? "tee" : "file"}},
+               std::uint64_t{1});
+    out.Family("sigil_keyd_requests_total", "counter", "Requests keyd answered, by kind.");
+    for (std::size_t k = 0; k < keyd::STATS_KINDS; ++k) {
+        out.Sample("sigil_keyd_requests_total", MetricLabels{{"kind", keyd::StatsKindName(k)}}, stats->requests[k]);
+    }
+    out.Family("sigil_keyd_request_failures_total", "counter",
+               "Requests keyd answered with a FAILURE (malformed, refused by policy, out of range, internal), by kind.");
+    for (std::size_t k = 0; k < keyd::STATS_KINDS; ++k) {
+        out.Sample("sigil_keyd_request_failures_total", MetricLabels{{"kind", keyd::StatsKindName(k)}}, stats->failures[k]);
+    }
+    common::SharedHistogram latency{};
+    for (std::size_t i = 0; i < keyd::STATS_LATENCY_BUCKETS; ++i) latency.buckets[i].store(stats->latency_buckets[i]);
+    latency.sum_us.store(stats->latency_sum_us);
+    latency.count.store(stats->latency_count);
+    out.Family("sigil_keyd_request_duration_seconds", "histogram", "Time keyd spent answering each request (inside keyd).");
+    out.Histogram("sigil_keyd_request_duration_seconds", {}, latency);
+    out.Family("sigil_keyd_connections", "gauge", "Connections open to keyd (one per worker that used it).");
+    out.Sample("sigil_keyd_connections", {}, stats->connections_open);
+    out.Family("sigil_keyd_connections_refused_total", "counter",
+               "Connections keyd closed at once (peer uid not allowed, or --max-connections reached).");
+    out.Sample("sigil_keyd_connections_refused_total", {}, stats->connections_refused);
+}
+
+// nginx's own refusals (nginx/sigil.conf.template): each is a 2-byte line in its tally file, so the
+// count is the file's size / 2. A missing file (nginx not started yet) counts 0; a rotated one starts
+// again from 0, which Prometheus reads as a counter reset.
+void NginxRefusals(PrometheusText& out, const std::string& dir) {
+    out.Family("sigil_nginx_refusals_total", "counter",
+               "Requests nginx refused itself, never reaching a worker: limit=\"conn\" is the pool bound's 503 "
+               "overloaded (limit_conn), limit=\"req\" the per-address rate limits' 429 (limit_req).");
+    const std::pair<const char*, const char*> tallies[] = {{"conn", "/refused-limit-conn.tally"},
+                                                            {"req", "/refused-limit-req.tally"}};
+    for (const auto& [limit, file] : tallies) {
+        struct stat st {};
+        const std::uint64_t n = stat((dir + file).c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) / 2 : 0;
+        out.Sample("sigil_nginx_refusals_total", MetricLabels{{"limit", limit}}, n);
+    }
 }
 
 common::Result<HttpResponse> Scrape(const MetricsRouteInfo& info, const Router& router) {
@@ -222,6 +268,7 @@ common::Result<HttpResponse> Scrape(const MetricsRouteInfo& info, const Router& 
     if (info.scoreboard != nullptr) Pool(out, *m, *info.scoreboard, info.max_workers);
     if (info.keyd != nullptr) Keyd(out, *info.keyd);
     if (!info.evidence_dir.empty()) Evidence(out, info.evidence_dir);
+    if (!info.nginx_tally_dir.empty()) NginxRefusals(out, info.nginx_tally_dir);
     HttpResponse response;
     response.status = 200;
     response.body = out.text();

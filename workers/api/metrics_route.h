@@ -19,6 +19,7 @@ struct MetricsRouteInfo {
     KeydClient* keyd = nullptr;                      // null without keyd: no keyd series
     std::string evidence_dir;                        // [metrics] evidence_dir; "" = no evidence series
     std::uint32_t max_workers = 0;                   // [supervisor] max_workers
+    std::string nginx_tally_dir;                     // [metrics] nginx_tally_dir; "" = no nginx refusal series
 };
 
 // Adds GET /metrics (operator-only; the router must outlive the route, whose handler reads its

@@ -249,9 +249,9 @@ const u64 = (v) => { const b = Buffer.alloc(8); b.writeBigUInt64BE(BigInt(v)); r
 test('keyd signs receipts only from their fields, under its own domain, never an arbitrary digest', async () => {
   // A digest to sign, alone or in place of the fields: malformed (FAILURE code 1).
   const digest = ethers.randomBytes(32);
-  let reply = await askKeyd(0x20, [Buffer.from(digest)]);
+  let reply = await askKeyd(0x30, [Buffer.from(digest)]);
   assert.deepEqual([reply[0], reply[5]], [0x80, 1]);
-  reply = await askKeyd(0x20, [Buffer.from(digest), Buffer.from(digest)]);
+  reply = await askKeyd(0x30, [Buffer.from(digest), Buffer.from(digest)]);
   assert.deepEqual([reply[0], reply[5]], [0x80, 1]);
   // Fields it accepts: the signature is over the Receipt keyd built, with keyd's chain id and contract.
   const now = Math.floor(Date.now() / 1000);
@@ -263,7 +263,7 @@ test('keyd signs receipts only from their fields, under its own domain, never an
   const hex = (h) => Buffer.from(h.slice(2), 'hex');
   const fields = [Buffer.from(message.cid), hex(message.paramsHash), hex(message.responseHash), hex(message.pkp),
     Buffer.from('a key the worker saw'), Buffer.from(message.requestId), u64(now), hex(message.appId), Buffer.from(message.ending)];
-  reply = await askKeyd(0x20, fields);
+  reply = await askKeyd(0x30, fields);
   assert.equal(reply[0], 0xa0);
   const signature = ethers.hexlify(reply.subarray(5, 70));
   const domain = { name: 'Sigil Receipt', version: '1', chainId: stack.chainId, verifyingContract: stack.contract };
@@ -272,10 +272,10 @@ test('keyd signs receipts only from their fields, under its own domain, never an
   assert.notEqual(ethers.recoverAddress(ethers.TypedDataEncoder.hash({ ...domain, chainId: stack.chainId + 1 }, RECEIPT_TYPES, message), signature).toLowerCase(), s.report.receiptKey);
   // A time far from keyd's clock is refused (4).
   fields[6] = u64(now - 3600);
-  reply = await askKeyd(0x20, fields);
+  reply = await askKeyd(0x30, fields);
   assert.deepEqual([reply[0], reply[5]], [0x80, 4]);
   // GET_RECEIPT_PUBLIC answers the attested address.
-  reply = await askKeyd(0x21, []);
+  reply = await askKeyd(0x31, []);
   assert.equal(reply[0], 0x83);
   assert.equal(ethers.hexlify(reply.subarray(5, 25)), s.report.receiptKey);
 });

@@ -43,7 +43,6 @@ class KeySourceTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testRefusesGroupOrWorldReadableKey);
     CPPUNIT_TEST(testRefusesWrongSize);
     CPPUNIT_TEST(testRefusesSymlinkAndDirectory);
-    CPPUNIT_TEST(testTeeSourceIsNotImplemented);
     CPPUNIT_TEST(testParsesCommandLine);
     CPPUNIT_TEST(testRefusesBadCommandLines);
     CPPUNIT_TEST_SUITE_END();
@@ -109,12 +108,6 @@ public:
         // A missing parent directory is an error, not a silent mkdir.
         CPPUNIT_ASSERT_EQUAL(std::string("root_key_unreadable"),
                              FileKeySource(m_dir + "/none/root.key").LoadRootKey().error().code);
-    }
-
-    void testTeeSourceIsNotImplemented() {
-        auto key = TeeKeySource("/var/run/dstack.sock").LoadRootKey();
-        CPPUNIT_ASSERT(!key.ok());
-        CPPUNIT_ASSERT_EQUAL(std::string("tee_key_source_unimplemented"), key.error().code);
     }
 
     void testParsesCommandLine() {

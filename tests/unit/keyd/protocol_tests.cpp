@@ -32,6 +32,7 @@ class ProtocolTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testUnexpectedReplyIsProtocolError);
     CPPUNIT_TEST(testActionRequestValidatesCid);
     CPPUNIT_TEST(testWriterRefusesOversizedMessage);
+    CPPUNIT_TEST(testStatsRoundTripAndKinds);
     CPPUNIT_TEST_SUITE_END();
 
 public:
@@ -186,6 +187,50 @@ public:
         MessageWriter w(static_cast<std::uint8_t>(KeydMessage::GetActionKey));
         w.PutBytes(AsBytes("bad cid\n"));
         CPPUNIT_ASSERT_EQUAL(std::string("invalid_cid"), DecodeActionRequest(PayloadOf(*std::move(w).Finish())).error().code);
+    }
+    void testStatsRoundTripAndKinds() {
+        // The request: a type byte, no fields.
+        const SecretBuffer request = EncodeStatsRequest();
+        CPPUNIT_ASSERT_EQUAL(std::string("0000000120"), HexEncode(ByteView(request), false));
+        CPPUNIT_ASSERT(DecodeEmptyRequest(PayloadOf(request)).ok());
+        KeydStats s;
+        s.uptime_ms = 123456;
+        s.key_source = KeySourceKind::Tee;
+        for (std::size_t i = 0; i < STATS_KINDS; ++i) {
+            s.requests[i] = 1000 + i;
+            s.failures[i] = i;
+        }
+        for (std::size_t i = 0; i < STATS_LATENCY_BUCKETS; ++i) s.latency_buckets[i] = (std::uint64_t{1} << 40) + i;
+        s.latency_sum_us = 987654321;
+        s.latency_count = 42;
+        s.connections_open = 3;
+        s.connections_refused = 2;
+        auto back = DecodeStatsReply(PayloadOf(EncodeStatsReply(s)));
+        CPPUNIT_ASSERT(back.ok());
+        CPPUNIT_ASSERT(back->uptime_ms == s.uptime_ms && back->key_source == KeySourceKind::Tee);
+        CPPUNIT_ASSERT(back->requests == s.requests && back->failures == s.failures);
+        CPPUNIT_ASSERT(back->latency_buckets == s.latency_buckets);
+        CPPUNIT_ASSERT(back->latency_sum_us == s.latency_sum_us && back->latency_count == 42);
+        CPPUNIT_ASSERT(back->connections_open == 3 && back->connections_refused == 2);
+        // A failure reply is keyd's error; another reply, a short table or a bad source: protocol errors.
+        CPPUNIT_ASSERT_EQUAL(std::string("keyd_unknown_request"),
+                             DecodeStatsReply(PayloadOf(EncodeFailureReply(KeydFailure::UnknownRequest, "x"))).error().code);
+        CPPUNIT_ASSERT_EQUAL(std::string("keyd_protocol_error"), DecodeStatsReply(PayloadOf(EncodePongReply())).error().code);
+        MessageWriter shortTable(static_cast<std::uint8_t>(KeydMessage::StatsReply));
+        shortTable.PutU64(1);
+        shortTable.PutU64(1);
+        shortTable.PutBytes(Bytes(8 * (STATS_KINDS - 1), 0));
+        CPPUNIT_ASSERT_EQUAL(std::string("keyd_protocol_error"), DecodeStatsReply(PayloadOf(*std::move(shortTable).Finish())).error().code);
+        KeydStats bad = s;
+        bad.key_source = static_cast<KeySourceKind>(7);
+        CPPUNIT_ASSERT(!DecodeStatsReply(PayloadOf(EncodeStatsReply(bad))).ok());
+        // Kinds: the request types in order, STATS, then everything else as "unknown".
+        CPPUNIT_ASSERT_EQUAL(std::string("ping"), std::string(StatsKindName(StatsKindOf(0x01))));
+        CPPUNIT_ASSERT_EQUAL(std::string("sign_payer_tx"), std::string(StatsKindName(StatsKindOf(0x08))));
+        CPPUNIT_ASSERT_EQUAL(std::string("stats"), std::string(StatsKindName(StatsKindOf(0x20))));
+        for (std::uint8_t t : {0x00, 0x09, 0x1f, 0x21, 0x80, 0xff}) {
+            CPPUNIT_ASSERT_EQUAL(std::string("unknown"), std::string(StatsKindName(StatsKindOf(t))));
+        }
     }
     void testWriterRefusesOversizedMessage() {
         PayerTxRequest tx;

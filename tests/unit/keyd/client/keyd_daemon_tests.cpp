@@ -199,6 +199,7 @@ PayerTxRequest GoodTx() {
 class KeydDaemonTests : public CppUnit::TestFixture {
     CPPUNIT_TEST_SUITE(KeydDaemonTests);
     CPPUNIT_TEST(testPingAndDistinctPaths);
+    CPPUNIT_TEST(testStatsCountRequestsAndFailures);
     CPPUNIT_TEST(testPublicDataAndAccountBinding);
     CPPUNIT_TEST(testPayerSigningPolicy);
     CPPUNIT_TEST(testOversizedFrameClosesOnlyThatConnection);
@@ -233,6 +234,53 @@ public:
             paths.insert(*p);
         }
         CPPUNIT_ASSERT_EQUAL(std::size_t{20}, paths.size());
+    }
+
+    void testStatsCountRequestsAndFailures() {
+        KeydProcess keyd(m_dir);
+        KeydClient client = Client(keyd.Socket());
+        CPPUNIT_ASSERT(client.Ping().ok());
+        CPPUNIT_ASSERT(client.MintPath().ok());
+        CPPUNIT_ASSERT(client.MintPath().ok());
+        CPPUNIT_ASSERT(!client.GetPayers(3).ok());  // out of range: a failure
+        CPPUNIT_ASSERT(!client.GetPkpKeys(PkpRef{Hash32{}, Filled(1)}).ok());
+        // An unknown type on a raw connection: counted as "unknown", a failure.
+        {
+            UniqueFd fd = RawConnect(keyd.Socket());
+            SendAll(fd.get(), Bytes{0, 0, 0, 1, 0x55});
+            bool timed_out = false;
+            CPPUNIT_ASSERT(ReadFrame(fd.get(), &timed_out).has_value());
+        }
+        auto s = client.Stats();
+        CPPUNIT_ASSERT_MESSAGE(s.ok() ? "" : s.error().message, s.ok());
+        auto kind = [](const char* name) {
+            for (std::size_t k = 0; k < STATS_KINDS; ++k) {
+                if (std::string(StatsKindName(k)) == name) return k;
+            }
+            CPPUNIT_FAIL(name);
+            return std::size_t{0};
+        };
+        CPPUNIT_ASSERT(s->key_source == KeySourceKind::File);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{1}, s->requests[kind("ping")]);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{2}, s->requests[kind("mint_path")]);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{0}, s->failures[kind("mint_path")]);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{1}, s->requests[kind("get_payers")]);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{1}, s->failures[kind("get_payers")]);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{1}, s->failures[kind("get_pkp_keys")]);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{1}, s->requests[kind("unknown")]);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{1}, s->failures[kind("unknown")]);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{0}, s->requests[kind("stats")]);  // counted once answered
+        std::uint64_t in_buckets = 0;
+        for (auto n : s->latency_buckets) in_buckets += n;
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{6}, s->latency_count);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{6}, in_buckets);
+        CPPUNIT_ASSERT(s->connections_open >= 1);
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{0}, s->connections_refused);
+        CPPUNIT_ASSERT(s->uptime_ms < 600000);
+        auto again = client.Stats();
+        CPPUNIT_ASSERT(again.ok());
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{1}, again->requests[kind("stats")]);
+        CPPUNIT_ASSERT(again->uptime_ms >= s->uptime_ms);
     }
 
     void testPublicDataAndAccountBinding() {
