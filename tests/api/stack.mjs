@@ -44,6 +44,8 @@
 //   stack.operatorUrl    http://127.0.0.1:<port>: nginx's operator listener (GET /metrics for Prometheus)
 //   startStack({metrics: ['enabled = false']}) adds lines to the [metrics] section; {evidenceMetrics: true} adds
 //                        evidence_dir = the stack's evidence folder (/metrics then reports the set's age)
+//   startStack({history: ['keep_seconds = 2']}) adds lines to the [history] section (the run history; by
+//                        default in the ledger's database, so with billing off it needs `database = FILE`)
 //   configKnows('supervisor', 'max_workers', 96)  whether the build's configuration has that key (a build
 //                        from before it refuses it), so a benchmark can also run the build it is compared with
 //
@@ -154,7 +156,7 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 /// default 8: the payer wallets registered, funded and leased per relayed write).
 export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 8, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
   chainState = false, teeSim = false, workerOptions = [], supervisorOptions = [], billing = null, nginxEnv = {},
-  lowerer = true, runsPerKey = null, rpcUrl = null, metrics = [], evidenceMetrics = false } = {}) {
+  lowerer = true, runsPerKey = null, rpcUrl = null, metrics = [], evidenceMetrics = false, history = [] } = {}) {
   const home = mkdtempSync('/tmp/sigil-apitest-');
   // nginx's workers run as nobody when we are root: the socket folder must be reachable.
   chmodSync(home, 0o755);
@@ -266,6 +268,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       ...(!billing && runsPerKeyLine.length ? ['[billing]', ...runsPerKeyLine, ''] : []),
       ...(metrics.length || evidenceMetrics
         ? ['[metrics]', ...metrics, ...(evidenceMetrics ? [`evidence_dir = ${join(run, 'evidence')}`] : []), ''] : []),
+      ...(history.length ? ['[history]', ...history, ''] : []),
     ].join('\n'));
     children.push(launch('supervisor', supervisorBin, ['-c', conf], join(logs, 'supervisor.log')));
 

@@ -22,6 +22,13 @@ namespace {
 // if shorter; lowerer_client.h shortens it further by the source's size).
 constexpr std::uint64_t MAX_LOWERER_WAIT_MS = 10000;
 
+// What Sigil.Actions.caller() answers: who called, as the worker authenticated the request.
+std::string CallerJson(const Caller& caller, const std::string& client_address) {
+    return "{\"apiKeyHash\":" + common::JsonQuote(common::HexEncode(caller.key_hash.Word(), true)) +
+           ",\"accountHash\":" + common::JsonQuote(common::HexEncode(caller.account_hash.Word(), true)) +
+           ",\"clientAddress\":" + (client_address.empty() ? std::string("null") : common::JsonQuote(client_address)) + "}";
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ActionRunner>> ActionRunner::Create(ActionSettings settings) {
@@ -96,6 +103,7 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
     RunRequest run;
     run.params_json = request.params_json;
     run.cid = cid;
+    run.caller_json = CallerJson(caller, request.client_address);
     run.limits = m_settings.run;
     // With the code at hand, admission (the credit hold) overlaps the child's fork; code that
     // must come from a gateway is fetched only for a run already admitted.
@@ -187,6 +195,12 @@ std::string ScriptErrorCode(const ScriptError& error) {
 
 }  // namespace
 
+std::string ActionResult::ErrorCode() const {
+    if (outcome.end == RunEnd::Completed) return "";
+    if (outcome.end == RunEnd::ScriptError) return ScriptErrorCode(outcome.error);
+    return outcome.error.code.empty() ? EndCode(outcome.end) : outcome.error.code;
+}
+
 std::string ActionResult::ResponseJson() const {
     std::string out = "{\"response\":";
     out += outcome.end == RunEnd::Completed && !outcome.response_json.empty() ? outcome.response_json : "\"\"";
@@ -194,8 +208,7 @@ std::string ActionResult::ResponseJson() const {
     out += ",\"has_error\":";
     if (outcome.end == RunEnd::Completed) return out + "false}";
     const bool script = outcome.end == RunEnd::ScriptError;
-    std::string code = script ? ScriptErrorCode(outcome.error)
-                              : (outcome.error.code.empty() ? EndCode(outcome.end) : outcome.error.code);
+    const std::string code = ErrorCode();
     out += "true,\"error\":{\"code\":" + common::JsonQuote(code);
     if (script) out += ",\"name\":" + common::JsonQuote(outcome.error.code);
     out += ",\"message\":" + common::JsonQuote(outcome.error.message);

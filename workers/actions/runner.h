@@ -30,6 +30,7 @@ struct ActionRequest {
     std::optional<std::string> ipfs_id;  // CIDv0 to fetch
     std::optional<common::Address20> pkp;
     std::string params_json = "{}";
+    std::string client_address;  // the HTTP client's address (the worker's REMOTE_ADDR), for caller()
 };
 
 // The answer: {"response", "logs", "has_error", "error"?}.
@@ -41,6 +42,8 @@ struct ActionResult {
     // For a run that did not complete: the error as one line, "<name>: <message>" for what the
     // script threw ("Error: boom", as the action's own runtime would print it), the message else.
     std::string ErrorText() const;
+    // The answer's error.code ("" for a run that completed): what the run history records.
+    std::string ErrorCode() const;
 };
 
 class ActionRunner {
