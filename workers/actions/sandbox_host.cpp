@@ -591,7 +591,8 @@ Result<RunOutcome> RunActionUncounted(Zygote& zygote, const RunRequest& request,
     // With admission beside it (it overlaps the fork on purpose), so this is what a run waits for its child.
     common::ObserveZygoteSpawn(common::MetricsNowUs() - spawn_started_us);
     auto frame = EncodeSandboxMessage(
-        SandboxRun{request.code, request.params_json, limits.time_ms, limits.memory_bytes, request.lower, request.cid});
+        SandboxRun{request.code, request.params_json, limits.time_ms, limits.memory_bytes, request.lower, request.cid,
+                   request.caller_json});
     if (!frame.ok()) {
         (void)zygote.Kill(*pid);
         return frame.error();

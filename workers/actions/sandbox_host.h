@@ -141,6 +141,7 @@ struct RunRequest {
     RunLimits limits;
     bool lower = false;       // code is source to lower (true) or lowered text from the cache
     std::string cid;          // the action's CID, for Lit.Auth inside the run ("" for none)
+    std::string caller_json;  // {apiKeyHash, accountHash, clientAddress} for Sigil.Actions.caller() ("" for none)
 };
 
 // The worker's side of the op channel. Called on the worker's thread while the child waits.

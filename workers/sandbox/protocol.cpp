@@ -86,6 +86,7 @@ Result<Bytes> EncodeSandboxMessage(const SandboxMessage& message, std::size_t ma
                 w.U64(m.memory_bytes);
                 w.Bool(m.lower);
                 w.Field(m.cid);
+                w.Field(m.caller_json);
                 return std::move(w).Finish();
             } else if constexpr (std::is_same_v<T, SandboxOp>) {
                 Writer w(SandboxMessageType::Op, max_payload);
@@ -128,7 +129,7 @@ Result<SandboxMessage> DecodeSandboxPayload(ByteView payload) {
     case SandboxMessageType::Run: {
         SandboxRun m;
         fields_ok = r.Field(m.code) && r.Field(m.params_json) && r.U64(m.time_ms) && r.U64(m.memory_bytes) &&
-                    r.Bool(m.lower) && r.Field(m.cid);
+                    r.Bool(m.lower) && r.Field(m.cid) && r.Field(m.caller_json);
         out = std::move(m);
         break;
     }
