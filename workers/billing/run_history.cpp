@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "workers/billing/store.h"
 
 namespace sigil::workers::billing {
@@ -82,6 +83,7 @@ void RunHistory::Record(RunRecord record) {
         }
         dropped = ++m_dropped;
     }
+    common::CountHistoryDropped(1);
     // One line for the first drop and then one per 1000, so a dead store does not flood the log.
     if (dropped == 1 || dropped % 1000 == 0) {
         common::LogWarn("run history: the queue is full (" + std::to_string(m_settings.queue_records) +
@@ -178,6 +180,7 @@ void RunHistory::Loop() {
                     lost = batch.size() - keep;
                     m_dropped += lost;
                 }
+                common::CountHistoryDropped(lost);
                 if (!failing) common::LogWarn("run history not written (retrying; runs go on): " + written.error().message);
                 if (lost > 0) common::LogWarn("run history: " + std::to_string(lost) + " records dropped");
                 failing = true;
