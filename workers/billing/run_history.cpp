@@ -33,6 +33,9 @@ constexpr std::size_t MAX_BATCH = 256;
 constexpr int PRUNE_BATCHES_PER_ROUND = 20;
 // After a failed open or write, the writer waits this long before trying the store again.
 constexpr std::int64_t RETRY_MS = 1000;
+// A worker that stops writes what it holds first; a store that still refuses after this many more
+// batches (each bounded by the store's busy timeout) loses the rest (counted and logged).
+constexpr int STOP_ATTEMPTS = 3;
 
 }  // namespace
 
@@ -155,6 +158,7 @@ void RunHistory::Loop() {
     std::vector<RunRecord> batch;
     std::int64_t retry_at = 0;
     bool failing = false;
+    int stop_attempts = 0;
     for (;;) {
         {
             std::unique_lock<std::mutex> lock(m_queue_mutex);
@@ -174,7 +178,8 @@ void RunHistory::Loop() {
                 {
                     std::lock_guard<std::mutex> lock(m_queue_mutex);
                     const std::size_t room = m_settings.queue_records > m_queue.size() ? m_settings.queue_records - m_queue.size() : 0;
-                    const std::size_t keep = m_stop ? 0 : std::min(room, batch.size());
+                    // Stopping: a few more tries (below) before what is left is dropped.
+                    const std::size_t keep = m_stop && ++stop_attempts > STOP_ATTEMPTS ? 0 : std::min(room, batch.size());
                     m_queue.insert(m_queue.begin(), std::make_move_iterator(batch.begin()),
                                    std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(keep)));
                     lost = batch.size() - keep;
@@ -185,7 +190,7 @@ void RunHistory::Loop() {
                 if (lost > 0) common::LogWarn("run history: " + std::to_string(lost) + " records dropped");
                 failing = true;
                 retry_at = common::MonotonicMs() + RETRY_MS;
-                if (m_stop) return;
+                if (m_stop && stop_attempts > STOP_ATTEMPTS) return;
             } else if (failing) {
                 common::LogInfo("run history written again");
                 failing = false;

@@ -2,7 +2,10 @@
 // short busy timeout (the writer thread retries the next round; a reader gets 503), relaxed commits.
 #include <sqlite3.h>
 
+#include <chrono>
+#include <random>
 #include <string>
+#include <thread>
 
 #include "common/handles.h"
 #include "workers/billing/history_store.h"
@@ -111,7 +114,10 @@ public:
     explicit SqliteHistory(Database db) : m_db(std::move(db)) {}
 
     Status Setup() {
-        sqlite3_busy_timeout(m_db.get(), 1000);
+        // SQLite's own busy handler backs off to 100 ms sleeps, and beside the ledger's steady
+        // commits (which wait with short jittered sleeps, sqlite_ledger.cpp) this writer would keep
+        // missing the free moments of the write lock and starve until its timeout: wait the same way.
+        sqlite3_busy_handler(m_db.get(), &SqliteHistory::BusyWait, this);
         SIGIL_TRY_STATUS(Exec("PRAGMA journal_mode = WAL"));
         SIGIL_TRY_STATUS(Exec("PRAGMA synchronous = NORMAL"));
         return Exec(SCHEMA);
@@ -221,6 +227,16 @@ public:
     }
 
 private:
+    static int BusyWait(void* self_ptr, int attempts) {
+        auto* self = static_cast<SqliteHistory*>(self_ptr);
+        const auto now = std::chrono::steady_clock::now();
+        if (attempts == 0) self->m_busy_since = now;
+        if (now - self->m_busy_since >= BUSY_TIMEOUT) return 0;
+        std::this_thread::sleep_for(std::chrono::microseconds(50 + self->m_jitter() % 450));
+        return 1;
+    }
+    static constexpr std::chrono::milliseconds BUSY_TIMEOUT{1000};
+
     Status Exec(const char* sql) {
         if (sqlite3_exec(m_db.get(), sql, nullptr, nullptr, nullptr) != SQLITE_OK) return Fail(m_db.get(), sql);
         return common::Success();
@@ -232,6 +248,8 @@ private:
     }
 
     Database m_db;
+    std::chrono::steady_clock::time_point m_busy_since;
+    std::minstd_rand m_jitter{std::random_device{}()};
 };
 
 }  // namespace
