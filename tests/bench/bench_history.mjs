@@ -92,7 +92,7 @@ try {
   console.log(`median on/off ${mid.toFixed(3)} (min ${sorted[0].toFixed(3)}, max ${sorted.at(-1).toFixed(3)}); load after: ${load()}`);
   // The last batches (a writer that met a busy database retries a second later).
   let recorded = await on.recorded();
-  for (let i = 0; i < 20 && recorded !== on.made() + on.failed(); i++) {
+  for (let i = 0; i < 60 && recorded !== on.made() + on.failed(); i++) {
     await new Promise((r) => setTimeout(r, 500));
     recorded = await on.recorded();
   }
