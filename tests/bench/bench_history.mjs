@@ -98,7 +98,8 @@ try {
   }
   const metrics = await (await fetch(`${on.stack.operatorUrl}/metrics`)).text();
   const dropped = metrics.match(/^sigil_history_records_dropped_total (\d+)$/m)?.[1] ?? '?';
-  console.log(`history stack: ${dropped} records dropped (sigil_history_records_dropped_total)`);
+  console.log(`history stack: ${dropped} records dropped (sigil_history_records_dropped_total); worker exits: ` +
+    (metrics.match(/^sigil_worker_exits_total\{.*$/gm) ?? []).join(', '));
   console.log(`history stack: ${on.made()} runs answered, ${on.failed()} failed, ${recorded} recorded; ` +
     `failed runs on the other stack: ${off.failed()}`);
 } finally {
