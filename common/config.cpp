@@ -150,6 +150,19 @@ constexpr ConfigKey kSchema[] = {
     {"metrics", "nginx_tally_dir", ConfigType::String, "", 0, 0,
      "nginx's logs folder holding its refusal tallies (refused-limit-conn.tally, refused-limit-req.tally); "
      "/metrics counts nginx's own 503 and 429 from them (\"\" = not reported)"},
+    {"history", "enabled", ConfigType::Bool, "true", 0, 0,
+     "record every run (list_runs, get_run); written off the run's path, so a slow or dead database never holds up a run"},
+    {"history", "database", ConfigType::String, "", 0, 0,
+     "where the run history lives: a SQLite file or postgresql://...; empty = the ledger's ([billing] database)"},
+    {"history", "keep_days", ConfigType::Int, "7", 1, 3650, "runs older than this are pruned in the background"},
+    {"history", "keep_seconds", ConfigType::Int, "0", 0, kMaxInt, "when above 0, replaces keep_days (short retention, tests)"},
+    {"history", "prune_interval_ms", ConfigType::Int, "60000", 100, 86400000,
+     "how often one worker of the instance prunes (bounded deletes, never on a request's path)"},
+    {"history", "queue_records", ConfigType::Int, "1024", 1, 1000000,
+     "runs a worker holds while the database is slow or down; more are dropped (logged), never waited for"},
+    {"history", "log_bytes", ConfigType::Int, "16384", 0, 1048576,
+     "a run's logs kept, when its account turned logs on (set_run_history_settings)"},
+    {"history", "flush_interval_ms", ConfigType::Int, "200", 10, 60000, "how often a worker writes its queued runs"},
 };
 
 std::string_view Trim(std::string_view s) {

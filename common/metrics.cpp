@@ -229,6 +229,10 @@ void CountOverloadRefusal() {
     if (g_metrics != nullptr) Add(g_metrics->overload_refusals, 1);
 }
 
+void CountHistoryDropped(std::uint64_t records) {
+    if (g_metrics != nullptr && records > 0) Add(g_metrics->history_dropped, records);
+}
+
 void ObserveZygoteSpawn(std::int64_t micros) {
     if (g_metrics != nullptr) g_metrics->zygote_spawn_seconds.Observe(micros);
 }

@@ -96,6 +96,7 @@ struct SharedMetrics {
     std::atomic<std::uint64_t> overload_refusals;  // 503 overloaded / 429 too_many_runs by a worker
     SharedHistogram zygote_spawn_seconds;          // asking a zygote for a child until it has forked
     std::atomic<std::uint64_t> lowerer_queued;     // lowerings waiting on or in the lowerer right now
+    std::atomic<std::uint64_t> history_dropped;    // run history records a worker dropped (its queue was full)
     // Supervisor.
     std::atomic<std::uint64_t> worker_starts;
     std::atomic<std::uint64_t> worker_exits[WORKER_EXITS];
@@ -145,6 +146,7 @@ void CountDependency(Dependency dependency, bool ok, std::int64_t micros);
 void CountCredits(std::int64_t charged_cents, std::int64_t refunded_cents);
 void CountPaymentConfirmed(std::int64_t cents);
 void CountOverloadRefusal();
+void CountHistoryDropped(std::uint64_t records);
 void ObserveZygoteSpawn(std::int64_t micros);
 void AddLowererQueued(std::int64_t delta);
 // Supervisor side.

@@ -35,6 +35,7 @@
 #include "workers/api/receipt.h"
 #include "workers/api/metrics_route.h"
 #include "workers/billing/billing.h"
+#include "workers/billing/run_history.h"
 #include "workers/fcgi/server.h"
 #include "workers/chain/service.h"
 #include "workers/http/router.h"
@@ -223,8 +224,17 @@ int main(int argc, char** argv) {
         common::LogError(billing.error().message);
         return kExitConfig;
     }
-    workers::AddApiRoutes(router, **service, runner.ok() ? runner->get() : nullptr,
-                          {billing->get(), scoreboard ? &*scoreboard : nullptr, slot});
+    // Run history (issue 26): a queue and a writer thread of this worker's own; the store opens on
+    // the thread's first batch, so a database that is down never delays the start.
+    auto history_settings = workers::billing::HistorySettings::FromConfig(*config);
+    if (!history_settings.ok()) {
+        common::LogError(history_settings.error().message);
+        return kExitConfig;
+    }
+    auto history = workers::billing::RunHistory::Start(std::move(history_settings).value());
+    workers::BillingContext billing_context{billing->get(), scoreboard ? &*scoreboard : nullptr, slot};
+    billing_context.history = history.get();
+    workers::AddApiRoutes(router, **service, runner.ok() ? runner->get() : nullptr, billing_context);
     workers::AddMetricsRoute(router, {SIGIL_VERSION, SIGIL_COMMIT, scoreboard ? &*scoreboard : nullptr,
                                       keyd ? &*keyd : nullptr, config->GetString("metrics", "evidence_dir"),
                                       static_cast<std::uint32_t>(config->GetInt("supervisor", "max_workers")),

@@ -53,6 +53,8 @@
 //                        scripts/start does by default) instead of a key file; implies teeSim and chainState.
 //                        The payers are known only once the simulator (app id = AppGovernance) is up: the chain
 //                        starts with anvil's dev payers and keyd's are registered then (devchain deploy --state)
+//   startStack({history: ['keep_seconds = 2']}) adds lines to the [history] section (the run history; by
+//                        default in the ledger's database, so with billing off it needs `database = FILE`)
 //   configKnows('supervisor', 'max_workers', 96)  whether the build's configuration has that key (a build
 //                        from before it refuses it), so a benchmark can also run the build it is compared with
 //
@@ -164,7 +166,7 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 8, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
   chainState = false, teeSim = false, workerOptions = [], supervisorOptions = [], billing = null, nginxEnv = {},
   lowerer = true, runsPerKey = null, rpcUrl = null, metrics = [], evidenceMetrics = false,
-  rootKeyFile = null, joinChain = null, port: fixedPort = null, keySource = 'file' } = {}) {
+  rootKeyFile = null, joinChain = null, port: fixedPort = null, keySource = 'file', history = [] } = {}) {
   if (!['file', 'tee-sim'].includes(keySource)) throw new Error(`keySource must be 'file' or 'tee-sim', not ${keySource}`);
   const teeKey = keySource === 'tee-sim';
   if (teeKey) {
@@ -300,6 +302,7 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       '[metrics]', ...(configKnows('metrics', 'nginx_tally_dir', '/tmp') ? [`nginx_tally_dir = ${join(home, 'nginx', 'logs')}`] : []),
       ...metrics,
       ...(evidenceMetrics ? [`evidence_dir = ${join(run, 'evidence')}`] : []), '',
+      ...(history.length ? ['[history]', ...history, ''] : []),
     ].join('\n'));
     children.push(launch('supervisor', supervisorBin, ['-c', conf], join(logs, 'supervisor.log')));
 

@@ -46,6 +46,13 @@ bool ImportsUnsent(const RunOutcome& outcome, const std::vector<SandboxModule>& 
                        [&unsent](const auto& module) { return unsent(module.second); });
 }
 
+// What Sigil.Actions.caller() answers: who called, as the worker authenticated the request.
+std::string CallerJson(const Caller& caller, const std::string& client_address) {
+    return "{\"apiKeyHash\":" + common::JsonQuote(common::HexEncode(caller.key_hash.Word(), true)) +
+           ",\"accountHash\":" + common::JsonQuote(common::HexEncode(caller.account_hash.Word(), true)) +
+           ",\"clientAddress\":" + (client_address.empty() ? std::string("null") : common::JsonQuote(client_address)) + "}";
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ActionRunner>> ActionRunner::Create(ActionSettings settings) {
@@ -126,6 +133,7 @@ Result<ActionResult> ActionRunner::Run(Service& service, const Caller& caller, c
     RunRequest run;
     run.params_json = request.params_json;
     run.cid = cid;
+    run.caller_json = CallerJson(caller, request.client_address);
     run.limits = m_settings.run;
     // With the code at hand, admission (the credit hold) overlaps the child's fork; code that
     // must come from a gateway is fetched only for a run already admitted.
@@ -252,6 +260,7 @@ std::string ActionResult::ResponseMember() const {
 }
 
 std::string ActionResult::ErrorCode() const {
+    if (outcome.end == RunEnd::Completed) return "";
     if (outcome.end == RunEnd::ScriptError) return ScriptErrorCode(outcome.error);
     return outcome.error.code.empty() ? EndCode(outcome.end) : outcome.error.code;
 }

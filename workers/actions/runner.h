@@ -31,6 +31,7 @@ struct ActionRequest {
     std::optional<common::Address20> pkp;
     std::string params_json = "{}";
     bool receipt = false;  // `receipt: true`: answer a signed receipt too (workers/api/receipt.h)
+    std::string client_address;  // the HTTP client's address (the worker's REMOTE_ADDR), for caller()
 };
 
 // The answer: {"response", "logs", "has_error", "error"?}.
@@ -42,11 +43,11 @@ struct ActionResult {
     // The bytes of the answer's `response` member, exactly as ResponseJson writes them ("" when the
     // run did not complete): what a receipt's responseHash covers.
     std::string ResponseMember() const;
-    // The answer's error.code for a run that did not complete.
-    std::string ErrorCode() const;
     // For a run that did not complete: the error as one line, "<name>: <message>" for what the
     // script threw ("Error: boom", as the action's own runtime would print it), the message else.
     std::string ErrorText() const;
+    // The answer's error.code ("" for a run that completed): what the run history records.
+    std::string ErrorCode() const;
 };
 
 class ActionRunner {

@@ -606,7 +606,7 @@ Result<RunOutcome> RunActionUncounted(Zygote& zygote, const RunRequest& request,
     common::ObserveZygoteSpawn(common::MetricsNowUs() - spawn_started_us);
     auto frame = EncodeSandboxMessage(
         SandboxRun{request.code, request.params_json, limits.time_ms, limits.memory_bytes, request.lower, request.cid,
-                   request.modules});
+                   request.caller_json, request.modules});
     if (!frame.ok()) {
         (void)zygote.Kill(*pid);
         return frame.error();

@@ -142,6 +142,7 @@ struct RunRequest {
     RunLimits limits;
     bool lower = false;       // code is source to lower (true) or lowered text from the cache
     std::string cid;          // the action's CID, for Lit.Auth inside the run ("" for none)
+    std::string caller_json;  // {apiKeyHash, accountHash, clientAddress} for Sigil.Actions.caller() ("" for none)
     // The modules the code imports by CID, transitively (workers/actions/imports.h); each lowered
     // text, or source the child lowers as a module (and reports: RunOutcome::lowered_modules).
     std::vector<SandboxModule> modules;

@@ -28,6 +28,7 @@ void AddApiRoutes(Router& router, Service& service, ActionRunner* runner, Billin
     AddChainSecuredRoutes(router, service);
     AddRunRoutes(router, service, runner, billing);
     AddBillingRoutes(router, service, billing);
+    AddRunHistoryRoutes(router, service, billing);
     // Last: they wrap every route above (charges for relayed writes, Idempotency-Key on writes).
     ApplyWriteLayers(router, service, billing);
 }

@@ -29,6 +29,8 @@ void AddConfigRoutes(Router& router, Service& service);   // api_config.cpp: pub
 void AddChainSecuredRoutes(Router& router, Service& service);
 // api_run.cpp: POST sigil_action and GET get_action_client_config.
 void AddRunRoutes(Router& router, Service& service, ActionRunner* runner, BillingContext billing);
+// runs.cpp: GET list_runs, get_run and the account's run history settings (issue 26).
+void AddRunHistoryRoutes(Router& router, Service& service, BillingContext billing);
 
 // The caller an authenticated route's handler runs for.
 inline const Caller& CallerOf(const RequestContext& ctx) { return std::any_cast<const Caller&>(ctx.auth); }

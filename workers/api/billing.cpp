@@ -280,6 +280,8 @@ std::uint64_t KeyTag(const Uint256& key_hash) {
 
 }  // namespace
 
+Result<Uint256> WalletAuthAccount(Service& service, const HttpRequest& request) { return BillingAccount(service, request); }
+
 void AddBillingRoutes(Router& router, Service& service, BillingContext context) {
     billing::Billing* b = context.billing;
     router.Add({"GET", "/core/v1/billing/payments_config", AuthRequirement::None, BodyKind::None,
@@ -368,7 +370,8 @@ Result<RunCharge> RunCharge::Begin(BillingContext context, Service& service, con
 RunCharge::RunCharge(RunCharge&& other) noexcept
     : m_context(other.m_context), m_hold(std::exchange(other.m_hold, std::nullopt)),
       m_held_seconds(other.m_held_seconds), m_held_ms(other.m_held_ms), m_limited_by(std::move(other.m_limited_by)),
-      m_begun_ms(other.m_begun_ms), m_started(other.m_started), m_slot_taken(std::exchange(other.m_slot_taken, false)) {}
+      m_begun_ms(other.m_begun_ms), m_started(other.m_started), m_slot_taken(std::exchange(other.m_slot_taken, false)),
+      m_charged_out(other.m_charged_out) {}
 
 // A started run keeps its measured seconds, at least one and never more than were held (the run's
 // time limit was the held seconds; what the kill takes past it is not the caller's); a run that
@@ -387,6 +390,7 @@ void RunCharge::Settle() {
     if (!settled.ok()) {
         common::LogError(std::string(reason) + " not written (the hold stands): " + settled.error().message);
     }
+    if (m_charged_out != nullptr) *m_charged_out = settled.ok() ? *settled : actual;
 }
 
 RunCharge::~RunCharge() {

@@ -11,6 +11,7 @@
 #include "common/result.h"
 #include "common/scoreboard.h"
 #include "workers/billing/billing.h"
+#include "workers/billing/run_history.h"
 #include "workers/chain/caller.h"
 #include "workers/chain/service.h"
 #include "workers/http/router.h"
@@ -23,6 +24,7 @@ struct BillingContext {
     billing::Billing* billing = nullptr;
     common::Scoreboard* scoreboard = nullptr;
     std::uint32_t slot = 0;
+    billing::RunHistory* history = nullptr;  // null: runs are not recorded, list_runs answers 503
 };
 
 //   GET  /core/v1/billing/payments_config  (none)  {processor, ...the processor's members}
@@ -36,6 +38,11 @@ struct BillingContext {
 // only adds credit, so no scope is needed, and a multisig-owned account buys credit through a usage key),
 // or X-Wallet-Auth (BillingAuth, signed by the account's admin wallet) for ChainSecured accounts.
 void AddBillingRoutes(Router& router, Service& service, BillingContext context);
+
+// The account an X-Wallet-Auth header (a BillingAuth envelope signed by the account's admin wallet)
+// stands for, as the billing endpoints read it (without the header: the API key's account).
+// Errors: those of the envelope's checks, and NotFound "unknown_account".
+common::Result<common::Uint256> WalletAuthAccount(Service& service, const HttpRequest& request);
 
 // Wraps the routes registered so far, by what each declares:
 //  * Charge::Write and WriteMovingBalance (every relayed write) hold [billing] write_price_cents from the
@@ -75,6 +82,9 @@ public:
     // The run's time counts for the caller from here on: it is charged however it ends.
     void Start() { m_started = true; }
 
+    // Where the settlement writes what the run was finally charged (the run history's cost).
+    void ReportChargedTo(std::int64_t* charged_cents) { m_charged_out = charged_cents; }
+
 private:
     RunCharge(BillingContext context) : m_context(context) {}
     void Settle();
@@ -87,6 +97,7 @@ private:
     std::int64_t m_begun_ms = 0;  // common::MonotonicMs() when the hold was taken
     bool m_started = false;
     bool m_slot_taken = false;
+    std::int64_t* m_charged_out = nullptr;
 };
 
 }  // namespace sigil::workers

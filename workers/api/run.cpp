@@ -3,12 +3,17 @@
 #include <memory>
 #include <optional>
 
+#include "common/cid.h"
+#include "common/clock.h"
+#include "common/hex.h"
 #include "common/json.h"
 #include "workers/actions/fetch_policy.h"
 #include "workers/actions/runner.h"
 #include "workers/api/api.h"
 #include "workers/api/billing.h"
 #include "workers/api/receipt.h"
+#include "workers/api/run_record.h"
+#include "workers/billing/store.h"
 #include "workers/api/schemas.h"
 
 namespace sigil::workers {
@@ -50,8 +55,8 @@ std::string WithMembers(std::string answer, const std::string& members) {
     return answer + members + "}";
 }
 
-common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, BillingContext billing,
-                                       FailedRun failed_run, RequestContext& ctx) {
+common::Result<HttpResponse> RunActionOnce(Service& service, ActionRunner* runner, BillingContext billing,
+                                           FailedRun failed_run, RequestContext& ctx, RunNotes& notes) {
     // Loop protection: every fetch a worker makes carries the marker, so an action that reaches this
     // service (by any name or address) cannot start another run, nor a chain of them.
     if (ctx.request.Header("x-sigil-run")) {
@@ -63,6 +68,9 @@ common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, B
         return MakeError(ErrorKind::Unavailable, "sandbox_unavailable", "this worker has no action sandbox");
     }
     SIGIL_TRY(request, runner->ParseRequest(ctx.json));
+    notes.parsed = true;
+    request->client_address = ctx.request.remote_addr;
+    if (request->pkp) notes.pkp = common::HexEncode(*request->pkp, true);
     // A receipt that could not be signed is known before anything runs or is charged.
     if (request->receipt) SIGIL_TRY_STATUS(PrepareReceipt(service));
     // Once the run is authorized, what it may cost up to its time limit is held (402 when not even
@@ -75,6 +83,7 @@ common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, B
     admission.admit = [&](RunLimits& limits) -> common::Status {  // a refused run costs nothing
         SIGIL_TRY(held, RunCharge::Begin(billing, service, CallerOf(ctx), ctx.request.request_id, limits.time_ms));
         charge.emplace(std::move(held).value());
+        charge->ReportChargedTo(&notes.cost_cents);
         if (charge->held_ms() < limits.time_ms) {
             limits.time_ms = charge->held_ms();
             limits.time_limited_by = charge->limited_by();
@@ -84,13 +93,30 @@ common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, B
     admission.started = [&]() {
         if (charge) charge->Start();
     };
-    SIGIL_TRY(result, runner->Run(service, CallerOf(ctx), *request, admission));
+    auto result = runner->Run(service, CallerOf(ctx), *request, admission);
+    if (!result.ok()) {
+        notes.cid = request->code ? common::ComputeCidV0(*request->code) : *request->ipfs_id;
+        return result.error();
+    }
     const std::string receipt =
         request->receipt ? ReceiptMembers(service, CallerOf(ctx), ctx.request.request_id, *request, *result) : "";
-    if (failed_run == FailedRun::IsError && result->outcome.end != RunEnd::Completed) {
-        return FailedRunResponse(*result, receipt);
-    }
-    return JsonResponse(200, WithMembers(result->ResponseJson(), receipt));
+    HttpResponse answer = failed_run == FailedRun::IsError && result->outcome.end != RunEnd::Completed
+                              ? FailedRunResponse(*result, receipt)
+                              : JsonResponse(200, WithMembers(result->ResponseJson(), receipt));
+    notes.result = std::move(result).value();
+    return answer;
+}
+
+// The run, then its history record: queued once the run's charge is settled (RunActionOnce's
+// locals are gone), so the record holds what was charged. Queuing never waits on the store.
+common::Result<HttpResponse> RunAction(Service& service, ActionRunner* runner, BillingContext billing,
+                                       FailedRun failed_run, RequestContext& ctx) {
+    RunNotes notes;
+    notes.started_ms = sigil::workers::billing::WallClockMs();
+    notes.begun_monotonic_ms = common::MonotonicMs();
+    auto answer = RunActionOnce(service, runner, billing, failed_run, ctx, notes);
+    if (billing.history != nullptr) RecordRun(*billing.history, ctx, notes, answer);
+    return answer;
 }
 
 }  // namespace

@@ -549,13 +549,14 @@ duk_ret_t LinkModules(duk_context* ctx, void* udata) {
     return 0;
 }
 
-// [params_json, cid] -> []: js_params become globals and the CID goes into Lit.Auth before the
-// code runs (prelude.js).
+// [params_json, cid, caller_json] -> []: js_params become globals, the CID goes into Lit.Auth and
+// the caller into Sigil.Actions.caller() before the code runs (prelude.js).
 duk_ret_t SetParams(duk_context* ctx, void*) {
     duk_get_global_string(ctx, "__sigil_set_params");
     duk_dup(ctx, 0);
     duk_dup(ctx, 1);
-    duk_call(ctx, 2);
+    duk_dup(ctx, 2);
+    duk_call(ctx, 3);
     return 0;
 }
 
@@ -573,7 +574,8 @@ void Execute(duk_context* ctx, ChildState& st, const SandboxRun& run) {
     duk_pop(ctx);
     duk_push_lstring(ctx, run.params_json.data(), run.params_json.size());
     duk_push_lstring(ctx, run.cid.data(), run.cid.size());
-    if (duk_safe_call(ctx, SetParams, nullptr, 2, 1) != DUK_EXEC_SUCCESS) {
+    duk_push_lstring(ctx, run.caller_json.data(), run.caller_json.size());
+    if (duk_safe_call(ctx, SetParams, nullptr, 3, 1) != DUK_EXEC_SUCCESS) {
         CaptureError(ctx, st);
         return;
     }

@@ -86,6 +86,7 @@ Result<Bytes> EncodeSandboxMessage(const SandboxMessage& message, std::size_t ma
                 w.U64(m.memory_bytes);
                 w.Bool(m.lower);
                 w.Field(m.cid);
+                w.Field(m.caller_json);
                 w.U64(m.modules.size());
                 for (const auto& module : m.modules) {
                     w.Field(module.cid);
@@ -139,7 +140,7 @@ Result<SandboxMessage> DecodeSandboxPayload(ByteView payload) {
     case SandboxMessageType::Run: {
         SandboxRun m;
         fields_ok = r.Field(m.code) && r.Field(m.params_json) && r.U64(m.time_ms) && r.U64(m.memory_bytes) &&
-                    r.Bool(m.lower) && r.Field(m.cid);
+                    r.Bool(m.lower) && r.Field(m.cid) && r.Field(m.caller_json);
         std::uint64_t count = 0;
         fields_ok = fields_ok && r.U64(count) && count <= SANDBOX_MAX_MODULES;
         for (std::uint64_t i = 0; fields_ok && i < count; ++i) {

@@ -9,11 +9,13 @@
 // type or a boolean other than 0/1 makes the message malformed.
 //
 // Messages:
-//   RUN{code, params_json, time_ms, memory_bytes, lower, cid, count, (module_cid, module_code,
-//       module_lower) * count}                           worker -> child, first and once
+//   RUN{code, params_json, time_ms, memory_bytes, lower, cid, caller_json, count, (module_cid,
+//       module_code, module_lower) * count}              worker -> child, first and once
 //     lower: the code is the action's source and must be lowered to ES5.1 first; false when
 //     it is the lowered text the worker cached from an earlier run. cid: the action's CID, which
-//     the script reads in Lit.Auth.actionIpfsIdStack ("" when the worker gives none).
+//     the script reads in Lit.Auth.actionIpfsIdStack ("" when the worker gives none). caller_json:
+//     who called the run, {apiKeyHash, accountHash, clientAddress}, from the worker's authentication
+//     of the request (never from its body), answered by Sigil.Actions.caller() ("" for none).
 //     count (at most SANDBOX_MAX_MODULES) modules imported by CID (workers/actions/imports.h),
 //     each its CID, its code and whether that is source to lower as a module.
 //   LOWERED{code}                                        child -> worker, after lowering and
@@ -90,6 +92,7 @@ struct SandboxRun {
     std::uint64_t memory_bytes = 0;
     bool lower = false;
     std::string cid;
+    std::string caller_json;  // Sigil.Actions.caller()'s answer, as JSON ("" when the worker gives none)
     std::vector<SandboxModule> modules;
 };
 

@@ -12,8 +12,9 @@ import { COMMANDS as ACTIONS } from './commands/actions.js';
 import { COMMANDS as RUN } from './commands/run.js';
 import { COMMANDS as CREDITS } from './commands/credits.js';
 import { COMMANDS as VERIFY } from './commands/verify.js';
+import { COMMANDS as RUNS } from './commands/runs.js';
 
-export const ALL_COMMANDS = [...PROFILE, ...ACCOUNT, ...KEYS, ...GROUPS, ...PKPS, ...ACTIONS, ...RUN, ...CREDITS, ...VERIFY];
+export const ALL_COMMANDS = [...PROFILE, ...ACCOUNT, ...KEYS, ...GROUPS, ...PKPS, ...ACTIONS, ...RUN, ...CREDITS, ...VERIFY, ...RUNS];
 
 /// Options every command takes.
 export const GLOBAL_OPTIONS = {

@@ -290,6 +290,40 @@ export class SigilClient {
       { body: { payment_intent_id }, headers: await this.#billingHeaders(walletAuth), auth: !walletAuth });
   }
 
+  // ---- run history (issue 26): the owner (master key, or walletAuth for a ChainSecured admin) sees
+  // every run of the account, a usage key its own ----
+
+  /// GET /list_runs?key_hash&cid&status&since&until&cursor&limit -> {runs: [...], next_cursor}; newest
+  /// first, since/until in unix ms, next_cursor null on the last page.
+  async listRuns({ key_hash, cid, status, since, until, cursor, limit, walletAuth } = {}) {
+    return this.request('GET', 'list_runs', { query: { key_hash, cid, status, since, until, cursor, limit },
+      headers: await this.#billingHeaders(walletAuth), auth: !walletAuth });
+  }
+  /// Every run that list_runs answers for these filters, following next_cursor (an async iterator).
+  async *allRuns(filters = {}) {
+    let cursor;
+    do {
+      const page = await this.listRuns({ ...filters, cursor });
+      yield* page.runs;
+      cursor = page.next_cursor;
+    } while (cursor);
+  }
+  /// GET /get_run?request_id -> one run (404 run_not_found for another account's or another key's).
+  async getRun({ request_id, walletAuth } = {}) {
+    return this.request('GET', 'get_run', { query: { request_id }, headers: await this.#billingHeaders(walletAuth),
+      auth: !walletAuth });
+  }
+  /// GET /get_run_history_settings -> {record_logs, log_bytes, keep_seconds}.
+  async getRunHistorySettings({ walletAuth } = {}) {
+    return this.request('GET', 'get_run_history_settings', { headers: await this.#billingHeaders(walletAuth),
+      auth: !walletAuth });
+  }
+  /// POST /set_run_history_settings {record_logs} (owner only) -> {record_logs, log_bytes, keep_seconds}.
+  async setRunHistorySettings({ record_logs, walletAuth } = {}) {
+    return this.request('POST', 'set_run_history_settings', { body: { record_logs },
+      headers: await this.#billingHeaders(walletAuth), auth: !walletAuth });
+  }
+
   // ---- ChainSecured: the signature-authorized endpoints ----
 
   // The node's chain id, checked against the signer's own network when it has one (spec rule 6:

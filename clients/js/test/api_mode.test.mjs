@@ -65,6 +65,8 @@ test('every route of the live openapi.json has a client method', async () => {
     '/attestation': 'attestation', '/info': 'info', '/': 'index',
     '/core/v1/billing/payments_config': 'paymentsConfig', '/core/v1/billing/balance': 'balance',
     '/core/v1/billing/create_payment_intent': 'createPaymentIntent', '/core/v1/billing/confirm_payment': 'confirmPayment',
+    '/core/v1/list_runs': 'listRuns', '/core/v1/get_run': 'getRun',
+    '/core/v1/get_run_history_settings': 'getRunHistorySettings', '/core/v1/set_run_history_settings': 'setRunHistorySettings',
   };
   const { paths } = await client.openApi();
   for (const p of Object.keys(paths)) {

@@ -96,6 +96,12 @@
         responseValue = arg.response;
         responseSet = true;
     };
+    // Who called this run (issue 26): {apiKeyHash, accountHash, clientAddress} as the worker
+    // authenticated the request, set once by __sigil_set_params from the RUN message before the
+    // script runs (never from the request's body); frozen, so the script cannot change it. All null
+    // when the worker gives none (`sigil run --local`).
+    var callerInfo = Object.freeze({ apiKeyHash: null, accountHash: null, clientAddress: null });
+    actions.caller = function () { return callerInfo; };
 
     // The anchor's names, so existing actions run unmodified; the Sigil names work there too.
     var LIT_ALIASES = {
@@ -117,6 +123,9 @@
         if (typeof key !== 'string' || key.length !== 132 || key.slice(0, 4) !== '0x04') return key;
         return (parseInt(key.charAt(131), 16) & 1 ? '0x03' : '0x02') + key.slice(4, 68);
     };
+    // The deployed implementation's open request for the caller's address (LIT-Protocol/chipotle#630)
+    // names it requesterIpAddress(), answering a promise of the address as a string.
+    litActions.requesterIpAddress = function () { return callerInfo.clientAddress; };
     // The anchor's operations answer promises: a failure rejects rather than throws.
     for (var op in litActions) {
         if (op !== 'setResponse') litActions[op] = Async(litActions[op]);
@@ -355,9 +364,17 @@
     // sandbox calls this with js_params before the action's code runs. A param never replaces
     // a global that exists (Lit, ethers, console...).
     var authSet = false;
-    global.__sigil_set_params = function (paramsJson, cid) {
+    global.__sigil_set_params = function (paramsJson, cid, callerJson) {
         if (!authSet) {  // the first call is the sandbox's, before the script: a script cannot add a CID
             authSet = true;
+            if (typeof callerJson === 'string' && callerJson !== '') {
+                var who = JSON.parse(callerJson);
+                callerInfo = Object.freeze({
+                    apiKeyHash: typeof who.apiKeyHash === 'string' ? who.apiKeyHash : null,
+                    accountHash: typeof who.accountHash === 'string' ? who.accountHash : null,
+                    clientAddress: typeof who.clientAddress === 'string' ? who.clientAddress : null
+                });
+            }
             if (typeof cid === 'string' && cid !== '') auth.actionIpfsIdStack.push(cid);
             Object.freeze(auth.actionIpfsIdStack);
             Object.freeze(auth);

@@ -66,6 +66,9 @@ public:
         CPPUNIT_ASSERT_EQUAL(std::string("{\"a\":1}"), run.params_json);
         CPPUNIT_ASSERT_EQUAL(std::uint64_t{30000}, run.time_ms);
         CPPUNIT_ASSERT_EQUAL(std::uint64_t{64u << 20}, run.memory_bytes);
+        auto who = std::get<SandboxRun>(RoundTrip(SandboxRun{"x", "{}", 1, 1, false, "Qm", "{\"apiKeyHash\":\"0x1\"}"}));
+        CPPUNIT_ASSERT_EQUAL(std::string("Qm"), who.cid);
+        CPPUNIT_ASSERT_EQUAL(std::string("{\"apiKeyHash\":\"0x1\"}"), who.caller_json);
         auto op = std::get<SandboxOp>(RoundTrip(SandboxOp{"signEcdsa", "{}"}));
         CPPUNIT_ASSERT_EQUAL(std::string("signEcdsa"), op.name);
         CPPUNIT_ASSERT_EQUAL(std::string("{}"), op.args_json);
