@@ -261,7 +261,7 @@ duk_ret_t Pow(duk_context* ctx) {
         BIGNUM* top = BN_CTX_get(s);
         if (top == nullptr || BN_rshift(top, base, shift) != 1) return false;
         double log2_base = std::log2(static_cast<double>(BN_get_word(top))) + shift;
-        if (static_cast<double>(e) * log2_base * (1 + 1e-12) + 1 > static_cast<double>(MAX_BIGINT_NATIVE_BITS)) {
+        if (static_cast<double>(e) * log2_base * (1 + 1e-12) >= static_cast<double>(MAX_BIGINT_NATIVE_BITS)) {
             return false;
         }
         if (BN_exp(r, base, exponent, s) != 1) return false;
