@@ -15,8 +15,9 @@ struct duk_hthread;
 
 namespace sigil::workers {
 
-// Largest operand, in bits, any of these natives takes (64 Ki bits, as the decimal native): one
-// call is bounded in time (a multiplication of two such operands takes well under a
+// Largest operand, in bits, any of these natives takes (64 Ki bits, as the decimal native, counted
+// in whole 30-bit digits: 2,185 digits, up to 65,550 bits); a power's result is held to 64 Ki bits.
+// One call is bounded in time (a multiplication of two such operands takes well under a
 // millisecond). Larger operands stay with JSBI in the interpreter, which the run's deadline can
 // interrupt.
 constexpr std::size_t MAX_BIGINT_NATIVE_BITS = 65536;
