@@ -298,7 +298,7 @@ duk_ret_t ToText(duk_context* ctx) {
     duk_int_t radix = duk_require_int(ctx, 1);
     if (radix != 16 && radix != 10) return 0;
     Magnitude a;
-    Read read = ReadBig(ctx, 0, MAX_BIGINT_NATIVE_BITS, a);
+    Read read = ReadBig(ctx, 0, MAX_BIGINT_NATIVE_TEXT_BITS, a);
     if (read == Read::Malformed) return DUK_RET_TYPE_ERROR;
     if (read == Read::TooLarge) return 0;
     std::size_t size = a.size;
@@ -351,8 +351,10 @@ duk_ret_t Parse(duk_context* ctx) {
     const char* digits = duk_require_lstring(ctx, 0, &length);
     duk_int_t radix = duk_require_int(ctx, 1);
     if ((radix != 16 && radix != 10) || length == 0) return 0;
-    // 64 Ki bits of either radix (19,729 decimal digits).
-    if (length > (radix == 16 ? MAX_BIGINT_NATIVE_BITS / 4 : MAX_BIGINT_NATIVE_BITS * 30103 / 100000 + 1)) return 0;
+    // MAX_BIGINT_NATIVE_TEXT_BITS of either radix (log10(2) = 0.30103 decimal digits a bit).
+    if (length > (radix == 16 ? MAX_BIGINT_NATIVE_TEXT_BITS / 4 : MAX_BIGINT_NATIVE_TEXT_BITS * 30103 / 100000 + 1)) {
+        return 0;
+    }
     for (duk_size_t i = 0; i < length; ++i) {
         char c = digits[i];
         bool ok = (c >= '0' && c <= '9') ||

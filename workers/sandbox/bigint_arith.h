@@ -1,6 +1,6 @@
-// BigInt arithmetic natives for the BigInt runtime (js/lower_runtime.js): multiplication,
-// division, remainder, exponentiation, addition, subtraction, modular exponentiation and
-// modular inverse of JSBI values through OpenSSL's BN. JSBI's own arithmetic runs in Duktape's
+// BigInt natives for the BigInt runtime (js/lower_runtime.js): multiplication, division,
+// remainder, exponentiation, addition, subtraction, modular exponentiation, modular inverse and
+// text conversion of JSBI values through OpenSSL's BN. JSBI's own arithmetic runs in Duktape's
 // interpreter about 1000x slower than V8 at 256 bits; these run in microseconds.
 //
 // Representation across the boundary: the JSBI objects themselves. A JSBI value is an Array
@@ -25,6 +25,9 @@ constexpr std::size_t MAX_BIGINT_NATIVE_BITS = 65536;
 // to fewer bits to keep one call within milliseconds.
 constexpr std::size_t MAX_BIGINT_NATIVE_MODEXP_BITS = 4096;
 constexpr std::size_t MAX_BIGINT_NATIVE_MODINV_BITS = 8192;
+// Text conversion is linear (hex) or about bits^2 with a small constant (decimal, a few ms here),
+// and a product of two largest operands must still print natively: four times the operand limit.
+constexpr std::size_t MAX_BIGINT_NATIVE_TEXT_BITS = 4 * MAX_BIGINT_NATIVE_BITS;
 
 // Registers the global native `__sigil_bigint_arith(proto)` in `ctx`. The runtime calls it once
 // with JSBI.prototype and removes the global; it answers an object of functions, each taking
@@ -37,6 +40,9 @@ constexpr std::size_t MAX_BIGINT_NATIVE_MODINV_BITS = 8192;
 //   add(a, b)  a + b          sub(a, b)  a - b               pow(a, b)  a ** b
 //   modpow(a, e, m)  a ** e mod m in [0, m) for m > 0 and e >= 0
 //   modinv(a, m)     the inverse of a mod m in [0, m) for m > 0
+//   text(a, radix)   a's digits in radix 16 or 10 (lowercase, '-' when negative): a string
+//   parse(s, radix)  the value of digits only (no sign, prefix or space) in radix 16 or 10
+// (modpow and modinv are not reached from action code yet: no operator maps to them.)
 // A second call of __sigil_bigint_arith throws a TypeError. Must run inside a protected call.
 void InstallBigIntArithNatives(duk_hthread* ctx);
 
