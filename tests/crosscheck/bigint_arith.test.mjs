@@ -80,6 +80,7 @@ function digest(r) {
     ':' + (r % (2n ** 61n - 1n)).toString(16);
 }
 function compute(input) {
+  const M = 2n ** 255n - 19n, NEG = -(2n ** 61n - 1n), ZERO = 0n;
   const values = input.values.map((t) => (t[0] === '-' ? -BigInt('0x' + t.slice(1)) : BigInt('0x' + t)));
   const out = [];
   for (const [op, i, j] of input.cases) {
@@ -99,6 +100,11 @@ function compute(input) {
         case '%=': r = a; r %= b; break;
         case '**=': r = a; r **= b; break;
         case 'mixn': r = a * b; break;
+        case 'mulmod': r = a * b % M; break;
+        case 'mulmodneg': r = a * b % NEG; break;
+        case 'mulmod0': r = a * b % ZERO; break;
+        case 'mulmodlit': r = a * b % 1000000007n; break;
+        case 'mulmodmix': r = a * b % 7; break;
         case 'dec': r = 'decimal:' + String(a) + ' ' + a.toString() + ' ' + \`\${a}\`; break;
         case 'parse': r = BigInt(b); break;
         default: throw new Error('unknown op ' + op);
@@ -160,6 +166,13 @@ function Cases() {
     [0n, 2n ** 40n], [1n, 2n ** 64n], [-2n, 65537n], [2n ** 32n - 1n, 2048n], [SECP_N, 256n]]) {
     add('**', a, e);
   }
+  // a * b % m, which the lowering fuses into one call when m is a name or a literal.
+  for (const a of ops.slice(0, 60)) {
+    for (const b of ops.slice(20)) {
+      for (const op of ['mulmod', 'mulmodneg', 'mulmodlit']) add(op, a, b);
+    }
+  }
+  for (const op of ['mulmod0', 'mulmodmix']) add(op, SECP_P, SECP_N);
   // Compound assignment goes through the same runtime entries.
   for (const [a, b] of [[SECP_P - 5n, SECP_N], [-P25519, 12345n], [RandomBits(300), -RandomBits(100)]]) {
     for (const op of ['*=', '/=', '%=']) add(op, a, b);

@@ -241,6 +241,17 @@ duk_ret_t Mod(duk_context* ctx) {
     });
 }
 
+// a * b % m in one call (lower.js fuses the expression): the remainder of the product, with its
+// sign, as the two operators give it. A zero m is JSBI's (the runtime runs the two operators).
+duk_ret_t MulMod(duk_context* ctx) {
+    return Native<3>(ctx, MAX_BIGINT_NATIVE_BITS, [](BIGNUM* r, Three& in, BN_CTX* s) {
+        if (BN_is_zero(in[2])) return false;
+        BIGNUM* product = BN_CTX_get(s);
+        return product != nullptr && BN_mul(product, in[0], in[1], s) == 1 &&
+               BN_div(nullptr, r, product, in[2], s) == 1;
+    });
+}
+
 // a ** e when the result has at most MAX_BIGINT_NATIVE_BITS bits; a negative exponent and
 // larger results are JSBI's (its RangeErrors, or its own loop, which the deadline interrupts).
 duk_ret_t Pow(duk_context* ctx) {
@@ -412,7 +423,7 @@ duk_ret_t Bind(duk_context* ctx) {
     static constexpr Entry entries[] = {{"mul", Mul, 2}, {"div", Div, 2},       {"mod", Mod, 2},
                                         {"add", Add, 2}, {"sub", Sub, 2},       {"pow", Pow, 2},
                                         {"modpow", ModPow, 3}, {"modinv", ModInv, 2},
-                                        {"text", ToText, 2}, {"parse", Parse, 2}};
+                                        {"text", ToText, 2}, {"parse", Parse, 2}, {"mulmod", MulMod, 3}};
     duk_push_object(ctx);
     for (const Entry& entry : entries) {
         duk_push_c_function(ctx, entry.fn, entry.nargs);

@@ -38,6 +38,7 @@ constexpr std::size_t MAX_BIGINT_NATIVE_TEXT_BITS = 4 * MAX_BIGINT_NATIVE_BITS;
 // throw a TypeError only when handed something that is not a well-formed JSBI value.
 //   mul(a, b)  a * b          div(a, b)  a / b (truncated)   mod(a, b)  a % b (sign of a)
 //   add(a, b)  a + b          sub(a, b)  a - b               pow(a, b)  a ** b
+//   mulmod(a, b, m)  a * b % m (the remainder's sign is the product's), m not zero
 //   modpow(a, e, m)  a ** e mod m in [0, m) for m > 0 and e >= 0
 //   modinv(a, m)     the inverse of a mod m in [0, m) for m > 0
 //   text(a, radix)   a's digits in radix 16 or 10 (lowercase, '-' when negative): a string

@@ -18,6 +18,7 @@
 //   __sigil_Number(x)           Number(x) that converts BigInts
 //   __sigil_b.<op>(a, b)        every arithmetic, bitwise and comparison operator, typeof,
 //                               ++/--, compound assignment, template interpolation
+//   __sigil_b.mulmod(a, b, m)   a * b % m when m is a name or a literal
 // BigInt values are JSBI instances: exact arbitrary precision, V8's error types and messages
 // for mixing, division by zero, negative exponents and JSON.stringify. DataView.prototype's
 // getBigInt64/getBigUint64/setBigInt64/setBigUint64 read and write them.
@@ -319,6 +320,7 @@
     }
 
     var nativeAdd = Native('add');
+    var nativeMulMod = Native('mulmod');
     var b = {
         add: function (a, c) {
             if (typeof a === 'number' && typeof c === 'number') return a + c;
@@ -379,7 +381,16 @@
             var old = o[key];
             return (o[key] = b[op](old, f()));
         },
-        str: function (a) { return IsBig(a) ? a.toString() : a; }
+        str: function (a) { return IsBig(a) ? a.toString() : a; },
+        // a * b % m (lower.js fuses it when m is a name or a literal): one native call when all
+        // three are BigInts, else the two operators in order, with their errors.
+        mulmod: function (a, c, m) {
+            if (nativeMulMod !== null && a instanceof J && c instanceof J && m instanceof J) {
+                var r = nativeMulMod(a, c, m);
+                if (r !== undefined) return r;
+            }
+            return b.mod(b.mul(a, c), m);
+        }
     };
     Define('__sigil_b', b);
 })(this);
