@@ -1,6 +1,8 @@
 // __sigil_bigint_hex_to_dec over OpenSSL's BN (see bigint_native.h).
 #include "workers/sandbox/bigint_native.h"
 
+#include "workers/sandbox/bigint_arith.h"
+
 #include <duktape.h>
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
@@ -47,6 +49,7 @@ duk_ret_t NativeHexToDec(duk_context* ctx) {
 void InstallBigIntNatives(duk_context* ctx) {
     duk_push_c_function(ctx, NativeHexToDec, 1);
     duk_put_global_string(ctx, "__sigil_bigint_hex_to_dec");
+    InstallBigIntArithNatives(ctx);
 }
 
 }  // namespace sigil::workers

@@ -16,7 +16,8 @@ constexpr std::size_t MAX_BIGINT_NATIVE_HEX_DIGITS = 16384;
 // Registers the global native `__sigil_bigint_hex_to_dec(hex) -> decimal string` in `ctx`:
 // `hex` is lowercase hex digits of a magnitude (no sign, no prefix). Throws a RangeError when
 // it is longer than MAX_BIGINT_NATIVE_HEX_DIGITS and a TypeError when it is not hex digits.
-// lower_runtime.js captures it when present. Must run inside a protected call.
+// lower_runtime.js captures it when present. Also registers the arithmetic natives of
+// bigint_arith.h (`__sigil_bigint_arith`). Must run inside a protected call.
 void InstallBigIntNatives(duk_hthread* ctx);
 
 }  // namespace sigil::workers

@@ -758,6 +758,13 @@
                 if (node.left.type === 'PrivateIdentifier') {
                     return JSON.stringify(PrivateName(node.left.name)) + ' in ' + R(node.right);
                 }
+                // a * b % m, the step of field arithmetic, in one call (one native: the product
+                // never becomes a JSBI value). m must be a name or a literal: evaluating it before
+                // the product then changes nothing observable.
+                if (bigint && node.operator === '%' && node.left.type === 'BinaryExpression' && node.left.operator === '*' &&
+                    (node.right.type === 'Identifier' || node.right.type === 'Literal')) {
+                    return '__sigil_b.mulmod(' + R(node.left.left) + ', ' + R(node.left.right) + ', ' + R(node.right) + ')';
+                }
                 if (bigint && BIGINT_BINARY.hasOwnProperty(node.operator)) {
                     return BigIntBinary(BIGINT_BINARY[node.operator], R(node.left), R(node.right));
                 }

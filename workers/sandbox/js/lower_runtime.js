@@ -18,6 +18,7 @@
 //   __sigil_Number(x)           Number(x) that converts BigInts
 //   __sigil_b.<op>(a, b)        every arithmetic, bitwise and comparison operator, typeof,
 //                               ++/--, compound assignment, template interpolation
+//   __sigil_b.mulmod(a, b, m)   a * b % m when m is a name or a literal
 // BigInt values are JSBI instances: exact arbitrary precision, V8's error types and messages
 // for mixing, division by zero, negative exponents and JSON.stringify. DataView.prototype's
 // getBigInt64/getBigUint64/setBigInt64/setBigUint64 read and write them.
@@ -74,6 +75,9 @@
 
     var J = global.JSBI;
     if (typeof J !== 'function') throw new Error('JSBI is not loaded');
+    // The sandbox's BigInt natives (bigint_arith.h) when present; see Arith below.
+    var natives = typeof global.__sigil_bigint_arith === 'function' ? global.__sigil_bigint_arith(J.prototype) : null;
+    if (natives !== null) delete global.__sigil_bigint_arith;
     var ZERO = J.BigInt(0);
     var ONE = J.BigInt(1);
 
@@ -130,8 +134,15 @@
     var hexToDec = typeof global.__sigil_bigint_hex_to_dec === 'function' ? global.__sigil_bigint_hex_to_dec : null;
     var jsbiToString = J.prototype.toString;
     var MAX_NATIVE_HEX = 16384;
+    var nativeText = natives !== null ? natives.text : null;
     Object.defineProperty(J.prototype, 'toString', {
         value: function (radix) {
+            // Hex and decimal text from the native (JSBI's costs 300 ms at 64 Ki bits: each
+            // character concatenated copies the string); undefined past its size limit.
+            if (nativeText !== null && (radix === undefined || radix === 10 || radix === 16)) {
+                var text = nativeText(this, radix === 16 ? 16 : 10);
+                if (text !== undefined) return text;
+            }
             if (radix === undefined || radix === 10) {
                 if (this.length <= 1) return String(J.toNumber(this));  // one 30-bit digit
                 if (hexToDec !== null) {
@@ -145,6 +156,9 @@
         writable: true, enumerable: false, configurable: true
     });
 
+    var nativeParse = natives !== null ? natives.parse : null;
+    var HEX_TEXT = /^0[xX][0-9a-fA-F]+$/;
+    var DEC_TEXT = /^[0-9]+$/;
     function BigIntFn(x) {
         if (this instanceof BigIntFn) throw new TypeError('BigInt is not a constructor');
         if (IsBig(x)) return x;
@@ -155,6 +169,12 @@
             return J.BigInt(x);
         }
         if (typeof x === 'string') {
+            // 0x-prefixed hex (how EC code reads bytes as numbers) and plain decimal through the
+            // native; everything else (signs, spaces, other prefixes, bad text) through JSBI.
+            if (nativeParse !== null) {
+                var parsed = HEX_TEXT.test(x) ? nativeParse(x.slice(2), 16) : DEC_TEXT.test(x) ? nativeParse(x, 10) : undefined;
+                if (parsed !== undefined) return parsed;
+            }
             try {
                 return J.BigInt(x);
             } catch (e) {
@@ -246,13 +266,36 @@
         return IsBig(x) ? J.toNumber(x) : Number(x);
     });
 
-    // a op b for the operators where both sides must be of one numeric type.
-    function Arith(big, native) {
+    // The sandbox's arithmetic natives (bigint_arith.h, OpenSSL BN) when there are some: each
+    // answers a new JSBI value, or undefined when the operation is JSBI's to do (an operand over
+    // 64 Ki bits, a result too large, a zero divisor, a negative exponent), and JSBI then does it
+    // as before, with V8's errors. The call beats JSBI in the interpreter at every size, one
+    // 30-bit digit included (bench_bigint's crossover), so every BigInt operation takes it.
+    function Native(op) { return natives !== null ? natives[op] : null; }
+
+    // a op b for the operators where both sides must be of one numeric type; `op` names the
+    // native, if any, that takes two BigInts. (instanceof J is IsBig inlined: a call costs more
+    // than the test in Duktape, and this is the path of every BigInt operation.)
+    function Arith(big, native, op) {
+        var fast = op === undefined ? null : Native(op);
+        if (fast === null) {
+            return function (a, b) {
+                if (typeof a === 'number' && typeof b === 'number') return native(a, b);
+                var ba = a instanceof J;
+                var bb = b instanceof J;
+                if (ba && bb) return big(a, b);
+                if (ba || bb) Mix();
+                return native(a, b);
+            };
+        }
         return function (a, b) {
             if (typeof a === 'number' && typeof b === 'number') return native(a, b);
-            var ba = IsBig(a);
-            var bb = IsBig(b);
-            if (ba && bb) return big(a, b);
+            var ba = a instanceof J;
+            var bb = b instanceof J;
+            if (ba && bb) {
+                var r = fast(a, b);
+                return r !== undefined ? r : big(a, b);
+            }
             if (ba || bb) Mix();
             return native(a, b);
         };
@@ -276,17 +319,25 @@
         };
     }
 
+    var nativeAdd = Native('add');
+    var nativeMulMod = Native('mulmod');
     var b = {
         add: function (a, c) {
             if (typeof a === 'number' && typeof c === 'number') return a + c;
-            if (IsBig(a) || IsBig(c)) return J.ADD(a, c);
+            var ba = a instanceof J;
+            var bc = c instanceof J;
+            if (ba && bc && nativeAdd !== null) {
+                var r = nativeAdd(a, c);
+                if (r !== undefined) return r;
+            }
+            if (ba || bc) return J.ADD(a, c);
             return a + c;
         },
-        sub: Arith(J.subtract, function (a, c) { return a - c; }),
-        mul: Arith(J.multiply, function (a, c) { return a * c; }),
-        div: Arith(J.divide, function (a, c) { return a / c; }),
-        mod: Arith(J.remainder, function (a, c) { return a % c; }),
-        pow: Arith(J.exponentiate, function (a, c) { return Math.pow(a, c); }),
+        sub: Arith(J.subtract, function (a, c) { return a - c; }, 'sub'),
+        mul: Arith(J.multiply, function (a, c) { return a * c; }, 'mul'),
+        div: Arith(J.divide, function (a, c) { return a / c; }, 'div'),
+        mod: Arith(J.remainder, function (a, c) { return a % c; }, 'mod'),
+        pow: Arith(J.exponentiate, function (a, c) { return Math.pow(a, c); }, 'pow'),
         and: Arith(J.bitwiseAnd, function (a, c) { return a & c; }),
         or: Arith(J.bitwiseOr, function (a, c) { return a | c; }),
         xor: Arith(J.bitwiseXor, function (a, c) { return a ^ c; }),
@@ -330,7 +381,16 @@
             var old = o[key];
             return (o[key] = b[op](old, f()));
         },
-        str: function (a) { return IsBig(a) ? a.toString() : a; }
+        str: function (a) { return IsBig(a) ? a.toString() : a; },
+        // a * b % m (lower.js fuses it when m is a name or a literal): one native call when all
+        // three are BigInts, else the two operators in order, with their errors.
+        mulmod: function (a, c, m) {
+            if (nativeMulMod !== null && a instanceof J && c instanceof J && m instanceof J) {
+                var r = nativeMulMod(a, c, m);
+                if (r !== undefined) return r;
+            }
+            return b.mod(b.mul(a, c), m);
+        }
     };
     Define('__sigil_b', b);
 })(this);
