@@ -32,9 +32,6 @@ struct Error {
     // the node went away): the transaction's 0x-hash, so the outcome can still be followed up.
     // Empty otherwise.
     std::string tx_hash;
-    // A refusal that says when to come back (a rate limit's bucket refills): the Retry-After seconds
-    // the HTTP layer sends with it; 0 = none.
-    int retry_after_s = 0;
 };
 
 inline Error MakeError(ErrorKind kind, std::string code, std::string message) {

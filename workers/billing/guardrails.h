@@ -93,6 +93,11 @@ struct RunGate {
     Cents spender_limit = 0;
 };
 
+// What a refused admission says besides its error: when a rate limit's bucket has a token again.
+struct RunRefusal {
+    int retry_after_s = 0;  // 0: not a rate limit
+};
+
 // An admitted run: what to give back when it ends (Ledger::EndRun).
 struct RunPass {
     std::string run_id;

@@ -167,9 +167,9 @@ public:
     // Admits a run in one transaction: the key's rate, its client address's rate, its runs in flight
     // (its own cap, else gate.default_in_flight) and, with billing (gate.customer set), the hold of
     // ChargeUpTo further capped by what the key's rolling window has left. Errors: Overloaded
-    // "rate_limited" (with retry_after_s) or "too_many_runs", PaymentRequired "insufficient_credit" or
-    // "spend_cap_reached", the store's Unavailable; nothing written.
-    virtual common::Result<RunPass> AdmitRun(const RunGate& gate) = 0;
+    // "rate_limited" (then `refusal`, when given, says when to retry) or "too_many_runs", PaymentRequired
+    // "insufficient_credit" or "spend_cap_reached", the store's Unavailable; nothing written.
+    virtual common::Result<RunPass> AdmitRun(const RunGate& gate, RunRefusal* refusal = nullptr) = 0;
     // Ends an admitted run: its in-flight row goes, and its window row takes `charged` (what Settle
     // answered; nullopt keeps the hold, which only ever overstates the spend).
     virtual common::Status EndRun(const RunPass& pass, std::optional<Cents> charged) = 0;

@@ -19,11 +19,10 @@ Status CheckPrintable(const std::string& field, const std::string& value, std::s
                      field + " must be " + std::to_string(min) + " to " + std::to_string(max) + " printable bytes");
 }
 
-common::Error RateLimited(const std::string& what, const BucketTake& take, std::int64_t rate_milli) {
-    auto error = MakeError(ErrorKind::Overloaded, "rate_limited",
-                           what + "; retry after " + std::to_string(RetryAfterSeconds(take.tokens, rate_milli)) + " s");
-    error.retry_after_s = RetryAfterSeconds(take.tokens, rate_milli);
-    return error;
+common::Error RateLimited(const std::string& what, const BucketTake& take, std::int64_t rate_milli, RunRefusal* refusal) {
+    const int seconds = RetryAfterSeconds(take.tokens, rate_milli);
+    if (refusal != nullptr) refusal->retry_after_s = seconds;
+    return MakeError(ErrorKind::Overloaded, "rate_limited", what + "; retry after " + std::to_string(seconds) + " s");
 }
 
 }  // namespace
@@ -38,7 +37,8 @@ Status CheckRunGate(const RunGate& gate) {
     return common::Success();
 }
 
-Result<RunPass> GateRun(StoreSession& db, const RunGate& gate, std::int64_t now_ms, const HoldFn& hold) {
+Result<RunPass> GateRun(StoreSession& db, const RunGate& gate, std::int64_t now_ms, const HoldFn& hold,
+                        RunRefusal* refusal) {
     RunPass pass;
     pass.run_id = gate.run_id;
     // One key's admissions queue behind each other (PostgreSQL; SQLite's write lock already does), so
@@ -51,13 +51,13 @@ Result<RunPass> GateRun(StoreSession& db, const RunGate& gate, std::int64_t now_
     }
     if (g && g->rate_milli > 0) {
         SIGIL_TRY(take, db.TakeToken("key:" + gate.key, g->rate_milli, g->burst, now_ms));
-        if (!take->granted) return RateLimited("this key's rate limit is reached", *take, g->rate_milli);
+        if (!take->granted) return RateLimited("this key's rate limit is reached", *take, g->rate_milli, refusal);
     }
     if (g && g->address_rate_milli > 0 && !gate.client_address.empty()) {
         SIGIL_TRY(take, db.TakeToken("addr:" + gate.key + ":" + gate.client_address, g->address_rate_milli,
                                      g->address_burst, now_ms));
         if (!take->granted) {
-            return RateLimited("this key's rate limit for your address is reached", *take, g->address_rate_milli);
+            return RateLimited("this key's rate limit for your address is reached", *take, g->address_rate_milli, refusal);
         }
     }
     const std::int64_t cap = g && g->max_runs_in_flight >= 0 ? g->max_runs_in_flight : gate.default_in_flight;

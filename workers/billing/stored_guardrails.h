@@ -23,7 +23,8 @@ using HoldFn = std::function<common::Result<Ledger::Hold>(std::optional<Cents> w
 // The key's guardrails checked and its counters taken, in the caller's transaction: the key's and the
 // address's token, a run row under the in-flight cap, then the hold (when gate.customer is set) with
 // its window row. Errors as Ledger::AdmitRun; the caller rolls back on any.
-common::Result<RunPass> GateRun(StoreSession& db, const RunGate& gate, std::int64_t now_ms, const HoldFn& hold);
+common::Result<RunPass> GateRun(StoreSession& db, const RunGate& gate, std::int64_t now_ms, const HoldFn& hold,
+                                RunRefusal* refusal);
 
 // Gives an admitted run's counters back (Ledger::EndRun), in the caller's transaction.
 common::Status UngateRun(StoreSession& db, const RunPass& pass, std::optional<Cents> charged);

@@ -480,7 +480,7 @@ public:
         return cleared;
     }
 
-    Result<RunPass> AdmitRun(const RunGate& gate) override {
+    Result<RunPass> AdmitRun(const RunGate& gate, RunRefusal* refusal) override {
         SIGIL_TRY_STATUS(CheckRunGate(gate));
         if (!gate.customer.empty()) {
             SIGIL_TRY_STATUS(CheckCustomer(gate.customer));
@@ -512,7 +512,7 @@ public:
                                             m_now(), gate.spender}));
                 return Hold{*entry, 0};
             };
-            SIGIL_TRY(admitted, GateRun(db, gate, m_now(), hold));
+            SIGIL_TRY(admitted, GateRun(db, gate, m_now(), hold, refusal));
             pass = std::move(*admitted);
             return Outcome::Commit;
         }, Durability::Relaxed);

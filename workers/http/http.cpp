@@ -206,7 +206,6 @@ HttpResponse ErrorResponse(const common::Error& error) {
     auto response = JsonResponse(HttpStatusFor(error.kind), ErrorBody(error.code, error.message, error.tx_hash));
     // A suspended dependency is retried by its circuit within a second: tell clients when to retry.
     if (error.kind == common::ErrorKind::Suspended) response.SetHeader("Retry-After", "1");
-    if (error.retry_after_s > 0) response.SetHeader("Retry-After", std::to_string(error.retry_after_s));
     return response;
 }
 

@@ -171,9 +171,10 @@ public:
         g.burst = 3;
         ExpectOk(m_ledger->SetGuardrails(g));
         for (int i = 0; i < 3; ++i) ExpectOk(Admit("r" + std::to_string(i)));
-        auto refused = Admit("r3");
+        RunRefusal refusal;
+        auto refused = m_ledger->AdmitRun(Gate("r3"), &refusal);
         ExpectError(refused, ErrorKind::Overloaded, "rate_limited");
-        CPPUNIT_ASSERT_EQUAL(1, refused.error().retry_after_s);
+        CPPUNIT_ASSERT_EQUAL(1, refusal.retry_after_s);
         *m_now += 499;
         ExpectError(Admit("r4"), ErrorKind::Overloaded, "rate_limited");  // 0.998 tokens
         *m_now += 1;
