@@ -65,6 +65,9 @@ test('every route of the live openapi.json has a client method', async () => {
     '/attestation': 'attestation', '/info': 'info', '/': 'index',
     '/core/v1/billing/payments_config': 'paymentsConfig', '/core/v1/billing/balance': 'balance',
     '/core/v1/billing/create_payment_intent': 'createPaymentIntent', '/core/v1/billing/confirm_payment': 'confirmPayment',
+    '/core/v1/set_usage_api_key_guardrails': 'setUsageApiKeyGuardrails',
+    '/core/v1/get_usage_api_key_guardrails': 'getUsageApiKeyGuardrails',
+    '/core/v1/clear_usage_api_key_guardrails': 'clearUsageApiKeyGuardrails',
   };
   const { paths } = await client.openApi();
   for (const p of Object.keys(paths)) {
