@@ -401,7 +401,7 @@ Result<RunCharge> RunCharge::Begin(BillingContext context, Service& service, con
     charge.m_held_seconds = pass->units;
     if (pass->units < full_seconds) {
         charge.m_held_ms = static_cast<std::uint64_t>(pass->units) * 1000;
-        charge.m_limited_by = "what the account's credit or this key's spend caps could hold: " +
+        charge.m_limited_by = "what the account's credit or this key's spend cap could hold: " +
                               std::to_string(pass->units * price) + " cents at " + std::to_string(price) +
                               " cents a second";
     }
