@@ -36,6 +36,8 @@
 //                        `processor: 'stripe'` names another processor (its settings go in `lines`)
 //   startStack({rpcUrl: (chain) => url}) points the workers at another node URL (e.g. a counting proxy in
 //                        front of chain.rpc_url); stack.rpcUrl stays anvil's
+//   startStack({ledgerDatabase: 'postgresql://...'}) sets [billing] database with billing off: the key
+//                        guardrails' store only (issue 26)
 //   startStack({runsPerKey: 0}) sets [billing] max_concurrent_runs_per_key (0: no cap; billing on or off), so a
 //                        benchmark can run one key at more than the default 8 runs in flight
 //   startStack({nginxEnv: {SIGIL_MINT_RATE: '1r/s', SIGIL_MINT_BURST: '3'}}) passes nginx/render-dev.sh settings
@@ -166,7 +168,8 @@ export function httpsRequest(agent, url, method, { headers = {}, body = null } =
 export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 8, testRoutes = false, actions = [], chainOptions = [], ipfsGateways = null,
   chainState = false, teeSim = false, workerOptions = [], supervisorOptions = [], billing = null, nginxEnv = {},
   lowerer = true, runsPerKey = null, rpcUrl = null, metrics = [], evidenceMetrics = false,
-  rootKeyFile = null, joinChain = null, port: fixedPort = null, keySource = 'file', history = [] } = {}) {
+  rootKeyFile = null, joinChain = null, port: fixedPort = null, keySource = 'file', history = [],
+  ledgerDatabase = null } = {}) {
   if (!['file', 'tee-sim'].includes(keySource)) throw new Error(`keySource must be 'file' or 'tee-sim', not ${keySource}`);
   const teeKey = keySource === 'tee-sim';
   if (teeKey) {
@@ -296,7 +299,8 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
         `processor = ${billing.processor ?? 'chain'}`, `token_address = ${billing.tokenAddress?.(chain) ?? chain.token_address}`,
         `payments_address = ${chain.payments_address}`,
         'confirmations = 1', ...(billing.lines ?? []), ...runsPerKeyLine, ''] : []),
-      ...(!billing && runsPerKeyLine.length ? ['[billing]', ...runsPerKeyLine, ''] : []),
+      ...(!billing && (runsPerKeyLine.length || ledgerDatabase)
+        ? ['[billing]', ...runsPerKeyLine, ...(ledgerDatabase ? [`database = ${ledgerDatabase}`] : []), ''] : []),
       // nginx's refusal tallies (nginx/sigil.conf.template) are in its prefix's logs, as scripts/start sets it
       // (left out for a build from before the key, so a benchmark can still run it).
       '[metrics]', ...(configKnows('metrics', 'nginx_tally_dir', '/tmp') ? [`nginx_tally_dir = ${join(home, 'nginx', 'logs')}`] : []),

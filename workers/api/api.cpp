@@ -1,6 +1,7 @@
 #include "workers/api/api.h"
 
 #include "common/json.h"
+#include "workers/api/guardrails.h"
 
 namespace sigil::workers {
 
@@ -29,8 +30,11 @@ void AddApiRoutes(Router& router, Service& service, ActionRunner* runner, Billin
     AddRunRoutes(router, service, runner, billing);
     AddBillingRoutes(router, service, billing);
     AddRunHistoryRoutes(router, service, billing);
+    AddGuardrailRoutes(router, service, billing);
     // Last: they wrap every route above (charges for relayed writes, Idempotency-Key on writes).
     ApplyWriteLayers(router, service, billing);
+    // Outermost: a key's allowed Origins are checked before any other layer does work.
+    ApplyOriginLayer(router, billing);
 }
 
 }  // namespace sigil::workers

@@ -39,40 +39,11 @@ common::Error Disabled() {
 // buying credit only ever add to what the account has, so no scope guards them; a usage key is how an
 // account owned by a contract wallet (a multisig, which signs no BillingAuth) sees and tops up its credit.
 Result<Uint256> BillingAccount(Service& service, const HttpRequest& request) {
-    const auto wallet_auth = request.Header("x-wallet-auth");
-    if (!wallet_auth) {
+    if (!request.Header("x-wallet-auth")) {
         SIGIL_TRY(caller, Authenticate(service, request, AuthRequirement::ApiKey));
         return caller->account_hash;
     }
-    if (request.Header("x-api-key") || request.Header("authorization")) {
-        return MakeError(ErrorKind::InvalidInput, "ambiguous_auth", "send X-Wallet-Auth or an API key, not both");
-    }
-    if (wallet_auth->size() > MAX_WALLET_AUTH_BYTES) {
-        return MakeError(ErrorKind::InvalidInput, "invalid_wallet_auth", "X-Wallet-Auth is too long");
-    }
-    auto decoded = common::Base64Decode(*wallet_auth);
-    rapidjson::Document doc;
-    if (decoded.ok()) doc.Parse(reinterpret_cast<const char*>(decoded->data()), decoded->size());
-    if (!decoded.ok() || doc.HasParseError() || !doc.IsObject() || !doc.HasMember("typed_data") ||
-        !doc.HasMember("signature") || !doc["signature"].IsString() ||
-        !(doc["typed_data"].IsObject() || doc["typed_data"].IsString())) {
-        return MakeError(ErrorKind::InvalidInput, "invalid_wallet_auth",
-                         "X-Wallet-Auth must be base64 of the JSON {typed_data, signature}");
-    }
-    const auto& td = doc["typed_data"];
-    const std::string typed = td.IsString() ? std::string(td.GetString(), td.GetStringLength()) : common::JsonSerialize(td);
-    TypedDataPolicy policy;
-    policy.flow = SignatureFlow::BillingAuth;
-    policy.chain_id = service.ChainId();
-    policy.now = static_cast<std::int64_t>(std::time(nullptr));
-    SIGIL_TRY(verified, VerifyTypedDataSignature(typed, doc["signature"].GetString(), policy));
-    SIGIL_TRY(reader, service.Reader());
-    SIGIL_TRY(account, (*reader)->AccountOfAdmin(verified->signer));
-    if (account->IsZero()) {
-        return MakeError(ErrorKind::NotFound, "unknown_account",
-                         "the signer " + AddressHex(verified->signer) + " administers no account");
-    }
-    return *account;
+    return WalletAuthAccount(service, request);
 }
 
 struct BillingRequest {
@@ -272,6 +243,9 @@ Handler Charged(Service& service, billing::Billing* b, const Route& route, Handl
     };
 }
 
+// How long past a run's time limit its in-flight row still counts when its worker never ends it.
+constexpr std::int64_t RUN_LEASE_MARGIN_MS = 30'000;
+
 std::uint64_t KeyTag(const Uint256& key_hash) {
     std::uint64_t tag = 0;
     for (int i = 0; i < 8; ++i) tag = (tag << 8) | key_hash.Word()[static_cast<std::size_t>(i)];
@@ -280,7 +254,42 @@ std::uint64_t KeyTag(const Uint256& key_hash) {
 
 }  // namespace
 
-Result<Uint256> WalletAuthAccount(Service& service, const HttpRequest& request) { return BillingAccount(service, request); }
+Result<Uint256> WalletAuthAccount(Service& service, const HttpRequest& request) {
+    const auto wallet_auth = request.Header("x-wallet-auth");
+    if (!wallet_auth) {
+        return MakeError(ErrorKind::Unauthenticated, "missing_wallet_auth", "send the X-Wallet-Auth header");
+    }
+    if (request.Header("x-api-key") || request.Header("authorization")) {
+        return MakeError(ErrorKind::InvalidInput, "ambiguous_auth", "send X-Wallet-Auth or an API key, not both");
+    }
+    if (wallet_auth->size() > MAX_WALLET_AUTH_BYTES) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_wallet_auth", "X-Wallet-Auth is too long");
+    }
+    auto decoded = common::Base64Decode(*wallet_auth);
+    rapidjson::Document doc;
+    if (decoded.ok()) doc.Parse(reinterpret_cast<const char*>(decoded->data()), decoded->size());
+    if (!decoded.ok() || doc.HasParseError() || !doc.IsObject() || !doc.HasMember("typed_data") ||
+        !doc.HasMember("signature") || !doc["signature"].IsString() ||
+        !(doc["typed_data"].IsObject() || doc["typed_data"].IsString())) {
+        return MakeError(ErrorKind::InvalidInput, "invalid_wallet_auth",
+                         "X-Wallet-Auth must be base64 of the JSON {typed_data, signature}");
+    }
+    const auto& td = doc["typed_data"];
+    const std::string typed = td.IsString() ? std::string(td.GetString(), td.GetStringLength()) : common::JsonSerialize(td);
+    TypedDataPolicy policy;
+    policy.flow = SignatureFlow::BillingAuth;
+    policy.chain_id = service.ChainId();
+    policy.now = static_cast<std::int64_t>(std::time(nullptr));
+    SIGIL_TRY(verified, VerifyTypedDataSignature(typed, doc["signature"].GetString(), policy));
+    SIGIL_TRY(reader, service.Reader());
+    SIGIL_TRY(account, (*reader)->AccountOfAdmin(verified->signer));
+    if (account->IsZero()) {
+        return MakeError(ErrorKind::NotFound, "unknown_account",
+                         "the signer " + AddressHex(verified->signer) + " administers no account");
+    }
+    return *account;
+}
+
 
 void AddBillingRoutes(Router& router, Service& service, BillingContext context) {
     billing::Billing* b = context.billing;
@@ -326,42 +335,74 @@ void ApplyWriteLayers(Router& router, Service& service, BillingContext context) 
 }
 
 Result<RunCharge> RunCharge::Begin(BillingContext context, Service& service, const Caller& caller,
-                                   const std::string& request_id, std::uint64_t time_limit_ms) {
+                                   const std::string& request_id, std::uint64_t time_limit_ms,
+                                   const std::string& client_address, billing::RunRefusal* refusal) {
     RunCharge charge(context);
     charge.m_held_ms = time_limit_ms;
     charge.m_begun_ms = common::MonotonicMs();
     billing::Billing* b = context.billing;
     const std::uint32_t cap = b != nullptr ? b->settings().max_concurrent_runs_per_key : 0;
-    if (context.scoreboard != nullptr && cap > 0) {
-        const std::uint64_t tag = KeyTag(caller.key_hash);
-        context.scoreboard->Slot(context.slot).run_key.store(tag, std::memory_order_release);
-        charge.m_slot_taken = true;
-        if (context.scoreboard->CountRunning(tag) > cap) {
-            common::CountOverloadRefusal();
-            return MakeError(ErrorKind::Overloaded, "too_many_runs",
-                             "this key already has " + std::to_string(cap) + " runs in flight; retry when one ends");
+    const bool guarded = b != nullptr && !b->settings().database.empty();
+    if (!guarded) {
+        // No ledger to share: the pool-wide cap of this instance only (the scoreboard).
+        if (context.scoreboard != nullptr && cap > 0) {
+            const std::uint64_t tag = KeyTag(caller.key_hash);
+            context.scoreboard->Slot(context.slot).run_key.store(tag, std::memory_order_release);
+            charge.m_slot_taken = true;
+            if (context.scoreboard->CountRunning(tag) > cap) {
+                common::CountOverloadRefusal();
+                return MakeError(ErrorKind::Overloaded, "too_many_runs",
+                                 "this key already has " + std::to_string(cap) + " runs in flight; retry when one ends");
+            }
         }
+        if (b == nullptr || !b->enabled()) return charge;
     }
-    if (b == nullptr || !b->enabled()) return charge;
-    SIGIL_TRY(customer, b->CustomerOf(caller.account_hash));
-    SIGIL_TRY(spender, SpenderOf(service, caller));
-    SIGIL_TRY(ledger, b->Store());
-    const Cents price = b->settings().run_second_price_cents;
+    billing::RunGate gate;
+    gate.key = WordHex(caller.key_hash);
+    gate.usage_key = !caller.is_owner;
+    gate.client_address = client_address;
+    gate.run_id = request_id;
+    gate.default_in_flight = cap;
+    // A crashed worker's row stops counting once its run would have ended anyway, with a margin for
+    // the supervisor's kill (it checks about once a second).
+    gate.lease_ms = static_cast<std::int64_t>(time_limit_ms) + RUN_LEASE_MARGIN_MS;
     const auto full_seconds = static_cast<std::int64_t>(std::max<std::uint64_t>(1, (time_limit_ms + 999) / 1000));
+    const Cents price = b->enabled() ? b->settings().run_second_price_cents : 0;
+    if (b->enabled()) {
+        SIGIL_TRY(customer, b->CustomerOf(caller.account_hash));
+        SIGIL_TRY(spender, SpenderOf(service, caller));
+        gate.customer = *customer;
+        gate.unit = std::max<Cents>(0, price);
+        gate.max_units = full_seconds;
+        gate.reason = "run:hold";
+        gate.spender = spender->id;
+        gate.spender_limit = spender->limit;
+    }
+    auto ledger = b->Store();
+    auto pass = ledger.ok() ? (*ledger)->AdmitRun(gate, refusal) : Result<billing::RunPass>(ledger.error());
+    if (!pass.ok()) {
+        const common::Error& e = pass.error();
+        if (e.code == "too_many_runs") common::CountOverloadRefusal();
+        const bool store_down = e.kind == ErrorKind::Unavailable || e.kind == ErrorKind::Internal;
+        if (store_down && !b->enabled()) {
+            // Billing off: the ledger is only the guardrails' store, and a run it cannot check is refused.
+            return MakeError(ErrorKind::Suspended, "guardrails_unavailable",
+                             "the key guardrails' store cannot be reached, so no run is admitted: " + e.message);
+        }
+        return e;
+    }
+    charge.m_pass = *pass;
+    charge.m_hold = pass->hold_id;
+    if (!b->enabled()) return charge;
     if (price <= 0) {  // free runs: a hold of nothing, kept only so the ledger shows each run
-        SIGIL_TRY(hold, (*ledger)->Charge(*customer, 0, "run:hold", request_id, spender->id, spender->limit));
-        charge.m_hold = *hold;
         charge.m_held_seconds = full_seconds;
         return charge;
     }
-    SIGIL_TRY(hold, (*ledger)->ChargeUpTo(*customer, price, full_seconds, "run:hold", request_id, spender->id,
-                                          spender->limit));
-    charge.m_hold = hold->id;
-    charge.m_held_seconds = hold->units;
-    if (hold->units < full_seconds) {
-        charge.m_held_ms = static_cast<std::uint64_t>(hold->units) * 1000;
+    charge.m_held_seconds = pass->units;
+    if (pass->units < full_seconds) {
+        charge.m_held_ms = static_cast<std::uint64_t>(pass->units) * 1000;
         charge.m_limited_by = "what the account's credit or this key's spend cap could hold: " +
-                              std::to_string(hold->units * price) + " cents at " + std::to_string(price) +
+                              std::to_string(pass->units * price) + " cents at " + std::to_string(price) +
                               " cents a second";
     }
     return charge;
@@ -371,12 +412,12 @@ RunCharge::RunCharge(RunCharge&& other) noexcept
     : m_context(other.m_context), m_hold(std::exchange(other.m_hold, std::nullopt)),
       m_held_seconds(other.m_held_seconds), m_held_ms(other.m_held_ms), m_limited_by(std::move(other.m_limited_by)),
       m_begun_ms(other.m_begun_ms), m_started(other.m_started), m_slot_taken(std::exchange(other.m_slot_taken, false)),
-      m_charged_out(other.m_charged_out) {}
+      m_charged_out(other.m_charged_out), m_pass(std::exchange(other.m_pass, std::nullopt)) {}
 
 // A started run keeps its measured seconds, at least one and never more than were held (the run's
 // time limit was the held seconds; what the kill takes past it is not the caller's); a run that
 // never started (refused, or the service failed before its code reached the sandbox) keeps nothing.
-void RunCharge::Settle() {
+std::optional<Cents> RunCharge::Settle() {
     Cents actual = 0;
     if (m_started) {
         const auto elapsed_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(0, common::MonotonicMs() - m_begun_ms));
@@ -389,12 +430,22 @@ void RunCharge::Settle() {
     auto settled = ledger.ok() ? (*ledger)->Settle(*m_hold, actual, reason) : Result<Cents>(ledger.error());
     if (!settled.ok()) {
         common::LogError(std::string(reason) + " not written (the hold stands): " + settled.error().message);
+        if (m_charged_out != nullptr) *m_charged_out = actual;
+        return std::nullopt;
     }
-    if (m_charged_out != nullptr) *m_charged_out = settled.ok() ? *settled : actual;
+    if (m_charged_out != nullptr) *m_charged_out = *settled;
+    return *settled;
 }
 
 RunCharge::~RunCharge() {
-    if (m_hold) Settle();
+    std::optional<Cents> charged;
+    if (m_hold) charged = Settle();
+    if (m_pass) {
+        auto ledger = m_context.billing->Store();
+        auto ended = ledger.ok() ? (*ledger)->EndRun(*m_pass, charged) : common::Status(ledger.error());
+        // The run's row then stops counting when its lease ends.
+        if (!ended.ok()) common::LogError("run " + m_pass->run_id + " not ended in the guardrails: " + ended.error().message);
+    }
     if (m_slot_taken) m_context.scoreboard->Slot(m_context.slot).run_key.store(0, std::memory_order_release);
 }
 

@@ -39,9 +39,10 @@ struct BillingContext {
 // or X-Wallet-Auth (BillingAuth, signed by the account's admin wallet) for ChainSecured accounts.
 void AddBillingRoutes(Router& router, Service& service, BillingContext context);
 
-// The account an X-Wallet-Auth header (a BillingAuth envelope signed by the account's admin wallet)
-// stands for, as the billing endpoints read it (without the header: the API key's account).
-// Errors: those of the envelope's checks, and NotFound "unknown_account".
+// The account whose admin wallet signed the request's X-Wallet-Auth (BillingAuth, DESIGN.md section 4):
+// how a ChainSecured account's admin authenticates to the server. Errors: Unauthenticated
+// "missing_wallet_auth", InvalidInput "ambiguous_auth" (an API key sent too) or "invalid_wallet_auth",
+// the signature checks' errors, NotFound "unknown_account" (the signer administers none).
 common::Result<common::Uint256> WalletAuthAccount(Service& service, const HttpRequest& request);
 
 // Wraps the routes registered so far, by what each declares:
@@ -67,8 +68,16 @@ public:
     // Errors: PaymentRequired "insufficient_credit" or "spend_cap_reached" (a usage key's on-chain
     // balance caps what it spends), Overloaded "too_many_runs" (the key's concurrent-runs cap), the
     // chain's and the ledger's Unavailable errors. Nothing is held when it fails.
+    // With a ledger database configured ([billing] database, billing on or off) the run is admitted by
+    // the ledger (Ledger::AdmitRun): the key's guardrails (rates, runs in flight, rolling spend cap;
+    // guardrails.h) and the hold in one transaction, so the limits hold across every instance sharing
+    // it; Overloaded "rate_limited" (with Retry-After) joins the errors above, and with billing off a
+    // ledger that cannot be reached refuses the run with Suspended "guardrails_unavailable" (503).
+    // Without a database, only max_concurrent_runs_per_key binds, per instance (the scoreboard).
     static common::Result<RunCharge> Begin(BillingContext context, Service& service, const Caller& caller,
-                                           const std::string& request_id, std::uint64_t time_limit_ms);
+                                           const std::string& request_id, std::uint64_t time_limit_ms,
+                                           const std::string& client_address = {},
+                                           billing::RunRefusal* refusal = nullptr);
     RunCharge(RunCharge&& other) noexcept;
     RunCharge& operator=(RunCharge&&) = delete;
     // Settles a started run on its measured time (never above the hold), refunds an unstarted one.
@@ -87,7 +96,7 @@ public:
 
 private:
     RunCharge(BillingContext context) : m_context(context) {}
-    void Settle();
+    std::optional<billing::Cents> Settle();  // what the run was charged (nullopt: not written)
 
     BillingContext m_context;
     std::optional<std::int64_t> m_hold;  // the ledger entry of the hold, while unsettled
@@ -98,6 +107,7 @@ private:
     bool m_started = false;
     bool m_slot_taken = false;
     std::int64_t* m_charged_out = nullptr;
+    std::optional<billing::RunPass> m_pass;  // a run admitted by the ledger, until it ends
 };
 
 }  // namespace sigil::workers

@@ -81,7 +81,11 @@ common::Result<HttpResponse> RunActionOnce(Service& service, ActionRunner* runne
     std::optional<RunCharge> charge;
     RunAdmission admission;
     admission.admit = [&](RunLimits& limits) -> common::Status {  // a refused run costs nothing
-        SIGIL_TRY(held, RunCharge::Begin(billing, service, CallerOf(ctx), ctx.request.request_id, limits.time_ms));
+        billing::RunRefusal refusal;
+        auto held = RunCharge::Begin(billing, service, CallerOf(ctx), ctx.request.request_id, limits.time_ms,
+                                     ctx.request.remote_addr, &refusal);
+        ctx.retry_after_s = refusal.retry_after_s;  // a key's rate limit: when its bucket has a token again
+        if (!held.ok()) return held.error();
         charge.emplace(std::move(held).value());
         charge->ReportChargedTo(&notes.cost_cents);
         if (charge->held_ms() < limits.time_ms) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "workers/billing/guardrails.h"
 
 namespace sigil::workers::billing {
 
@@ -157,6 +158,21 @@ public:
                                          const std::string& body) = 0;
     // Drops a claim whose request ended without an answer worth keeping (so a retry runs again).
     virtual common::Status Release(const std::string& scope) = 0;
+
+    // Key guardrails (guardrails.h). Set replaces the key's guardrails (ValidateGuardrails first);
+    // Clear removes them with the key's counters and answers whether there were any.
+    virtual common::Status SetGuardrails(const KeyGuardrails& guardrails) = 0;
+    virtual common::Result<std::optional<KeyGuardrails>> GetGuardrails(const std::string& key) = 0;
+    virtual common::Result<bool> ClearGuardrails(const std::string& key) = 0;
+    // Admits a run in one transaction: the key's rate, its client address's rate, its runs in flight
+    // (its own cap, else gate.default_in_flight) and, with billing (gate.customer set), the hold of
+    // ChargeUpTo further capped by what the key's rolling window has left. Errors: Overloaded
+    // "rate_limited" (then `refusal`, when given, says when to retry) or "too_many_runs", PaymentRequired
+    // "insufficient_credit" or "spend_cap_reached", the store's Unavailable; nothing written.
+    virtual common::Result<RunPass> AdmitRun(const RunGate& gate, RunRefusal* refusal = nullptr) = 0;
+    // Ends an admitted run: its in-flight row goes, and its window row takes `charged` (what Settle
+    // answered; nullopt keeps the hold, which only ever overstates the spend).
+    virtual common::Status EndRun(const RunPass& pass, std::optional<Cents> charged) = 0;
 };
 
 }  // namespace sigil::workers::billing

@@ -108,6 +108,29 @@ END $do$)sql",
 END $do$)sql",
 };
 
+// Key guardrails (guardrails.h): their settings, token buckets, runs in flight and rolling-window
+// spend; created with the schema, under its lock.
+constexpr const char* GUARD_SCHEMA[] = {
+    // Only when missing: CREATE INDEX takes a lock that conflicts with admissions in flight, and an
+    // Open beside running workers would otherwise deadlock with them.
+    R"sql(DO $do$ BEGIN
+  IF to_regclass('guardrails') IS NULL THEN
+    CREATE TABLE guardrails (
+      key text PRIMARY KEY, account text NOT NULL, rate_milli bigint NOT NULL, burst bigint NOT NULL,
+      address_rate_milli bigint NOT NULL, address_burst bigint NOT NULL, max_runs_in_flight bigint NOT NULL,
+      window_cap_cents bigint NOT NULL, window_seconds bigint NOT NULL, allowed_origins text NOT NULL,
+      updated_ms bigint NOT NULL);
+    CREATE TABLE guard_buckets (bucket text PRIMARY KEY, tokens bigint NOT NULL, at_ms bigint NOT NULL,
+                                granted boolean NOT NULL);
+    CREATE TABLE guard_runs (run_id text PRIMARY KEY, key text NOT NULL, expires_ms bigint NOT NULL);
+    CREATE INDEX guard_runs_key ON guard_runs (key, expires_ms);
+    CREATE TABLE guard_spend (charge_id bigint PRIMARY KEY, key text NOT NULL, at_ms bigint NOT NULL,
+                              cents bigint NOT NULL);
+    CREATE INDEX guard_spend_key ON guard_spend (key, at_ms);
+  END IF;
+END $do$)sql",
+};
+
 std::string Trimmed(const char* message) {
     std::string s = message != nullptr ? message : "";
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -370,6 +393,109 @@ public:
         return common::Success();
     }
 
+    // Key guardrails.
+    Result<std::optional<KeyGuardrails>> FindGuardrails(const std::string& key) override {
+        SIGIL_TRY(r, Exec("SELECT key, account, rate_milli, burst, address_rate_milli, address_burst, max_runs_in_flight,"
+                          " window_cap_cents, window_seconds, allowed_origins, updated_ms FROM guardrails WHERE key = $1",
+                          {key}));
+        const PGresult* res = r->get();
+        if (PQntuples(res) == 0) return std::optional<KeyGuardrails>();
+        KeyGuardrails g;
+        g.key = Text(res, 0, 0);
+        g.account = Text(res, 0, 1);
+        g.rate_milli = Int(res, 0, 2);
+        g.burst = Int(res, 0, 3);
+        g.address_rate_milli = Int(res, 0, 4);
+        g.address_burst = Int(res, 0, 5);
+        g.max_runs_in_flight = Int(res, 0, 6);
+        g.window_cap_cents = Int(res, 0, 7);
+        g.window_seconds = Int(res, 0, 8);
+        g.allowed_origins = SplitOrigins(Text(res, 0, 9));
+        g.updated_ms = Int(res, 0, 10);
+        return std::optional<KeyGuardrails>(std::move(g));
+    }
+
+    Status PutGuardrails(const KeyGuardrails& g) override {
+        SIGIL_TRY_STATUS(Exec("INSERT INTO guardrails (key, account, rate_milli, burst, address_rate_milli, address_burst,"
+                              " max_runs_in_flight, window_cap_cents, window_seconds, allowed_origins, updated_ms)"
+                              " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (key) DO UPDATE SET"
+                              " account = excluded.account, rate_milli = excluded.rate_milli, burst = excluded.burst,"
+                              " address_rate_milli = excluded.address_rate_milli, address_burst = excluded.address_burst,"
+                              " max_runs_in_flight = excluded.max_runs_in_flight,"
+                              " window_cap_cents = excluded.window_cap_cents, window_seconds = excluded.window_seconds,"
+                              " allowed_origins = excluded.allowed_origins, updated_ms = excluded.updated_ms",
+                              {g.key, g.account, Str(g.rate_milli), Str(g.burst), Str(g.address_rate_milli),
+                               Str(g.address_burst), Str(g.max_runs_in_flight), Str(g.window_cap_cents),
+                               Str(g.window_seconds), JoinOrigins(g.allowed_origins), Str(g.updated_ms)}));
+        return common::Success();
+    }
+
+    Result<bool> DeleteGuardrails(const std::string& key) override {
+        Queue("DELETE FROM guard_buckets WHERE bucket = 'key:' || $1 OR bucket LIKE 'addr:' || $1 || ':%'", {key});
+        Queue("DELETE FROM guard_runs WHERE key = $1", {key});
+        Queue("DELETE FROM guard_spend WHERE key = $1", {key});
+        SIGIL_TRY(r, Exec("DELETE FROM guardrails WHERE key = $1", {key}));
+        return Changed(r->get());
+    }
+
+    Result<BucketTake> TakeToken(const std::string& bucket, std::int64_t rate_milli, std::int64_t burst,
+                                 std::int64_t now_ms) override {
+#define SIGIL_REFILLED "LEAST($3::bigint, guard_buckets.tokens + LEAST(GREATEST($4::bigint - guard_buckets.at_ms, 0), 100000000000) * $2::bigint)"
+        SIGIL_TRY(r, Exec("INSERT INTO guard_buckets (bucket, tokens, at_ms, granted) VALUES ($1, $3::bigint - 1000000, $4, true)"
+                          " ON CONFLICT (bucket) DO UPDATE SET"
+                          " tokens = " SIGIL_REFILLED " - CASE WHEN " SIGIL_REFILLED " >= 1000000 THEN 1000000 ELSE 0 END,"
+                          " granted = " SIGIL_REFILLED " >= 1000000, at_ms = GREATEST(guard_buckets.at_ms, $4::bigint)"
+                          " RETURNING tokens, granted",
+                          {bucket, Str(rate_milli), Str(burst * MICRO_TOKENS), Str(now_ms)}));
+#undef SIGIL_REFILLED
+        if (PQntuples(r->get()) == 0) return MakeError(ErrorKind::Internal, "ledger_error", "token bucket answered no row");
+        return BucketTake{Text(r->get(), 0, 1) == "t", Int(r->get(), 0, 0)};
+    }
+
+    Result<std::int64_t> CountRuns(const std::string& key, std::int64_t now_ms) override {
+        SIGIL_TRY(r, Exec("SELECT count(*) FROM guard_runs WHERE key = $1 AND expires_ms > $2", {key, Str(now_ms)}));
+        return Int(r->get(), 0, 0);
+    }
+
+    Status InsertRun(const std::string& run_id, const std::string& key, std::int64_t expires_ms) override {
+        Queue("INSERT INTO guard_runs (run_id, key, expires_ms) VALUES ($1, $2, $3) ON CONFLICT (run_id) DO UPDATE"
+              " SET key = excluded.key, expires_ms = excluded.expires_ms",
+              {run_id, key, Str(expires_ms)});
+        return common::Success();
+    }
+
+    Status DeleteRun(const std::string& run_id) override {
+        Queue("DELETE FROM guard_runs WHERE run_id = $1", {run_id});
+        return common::Success();
+    }
+
+    Status PruneRuns(const std::string& key, std::int64_t now_ms) override {
+        Queue("DELETE FROM guard_runs WHERE key = $1 AND expires_ms <= $2", {key, Str(now_ms)});
+        return common::Success();
+    }
+
+    Result<Cents> WindowSpent(const std::string& key, std::int64_t since_ms) override {
+        SIGIL_TRY(r, Exec("SELECT COALESCE(SUM(cents), 0) FROM guard_spend WHERE key = $1 AND at_ms >= $2",
+                          {key, Str(since_ms)}));
+        return Int(r->get(), 0, 0);
+    }
+
+    Status InsertWindowSpend(std::int64_t charge_id, const std::string& key, std::int64_t at_ms, Cents cents) override {
+        Queue("INSERT INTO guard_spend (charge_id, key, at_ms, cents) VALUES ($1, $2, $3, $4)",
+              {Str(charge_id), key, Str(at_ms), Str(cents)});
+        return common::Success();
+    }
+
+    Status SetWindowSpend(std::int64_t charge_id, Cents cents) override {
+        Queue("UPDATE guard_spend SET cents = $2 WHERE charge_id = $1", {Str(charge_id), Str(cents)});
+        return common::Success();
+    }
+
+    Status PruneWindow(const std::string& key, std::int64_t before_ms) override {
+        Queue("DELETE FROM guard_spend WHERE key = $1 AND at_ms < $2", {key, Str(before_ms)});
+        return common::Success();
+    }
+
 private:
     static constexpr const char* BEGIN = "BEGIN";
 
@@ -496,6 +622,7 @@ public:
         auto created = session.RunTransaction([](StoreSession& s) -> Result<Outcome> {
             auto& pg = static_cast<PgSession&>(s);
             for (const char* sql : SCHEMA) SIGIL_TRY_STATUS(pg.Exec(sql, {}));
+            for (const char* sql : GUARD_SCHEMA) SIGIL_TRY_STATUS(pg.Exec(sql, {}));
             return Outcome::Commit;
         });
         if (!created) {

@@ -150,6 +150,78 @@ constexpr std::array<const char*, SQL_COUNT> SQL_TEXT = {
     "INSERT INTO budgets (id, used) VALUES (?1, ?2) ON CONFLICT (id) DO UPDATE SET used = used + excluded.used",
 };
 
+// Key guardrails (guardrails.h): their settings, token buckets, runs in flight and rolling-window
+// spend, created idempotently by every Open.
+constexpr const char* GUARD_SCHEMA = R"sql(
+CREATE TABLE IF NOT EXISTS guardrails (
+  key TEXT PRIMARY KEY,
+  account TEXT NOT NULL,
+  rate_milli INTEGER NOT NULL,
+  burst INTEGER NOT NULL,
+  address_rate_milli INTEGER NOT NULL,
+  address_burst INTEGER NOT NULL,
+  max_runs_in_flight INTEGER NOT NULL,
+  window_cap_cents INTEGER NOT NULL,
+  window_seconds INTEGER NOT NULL,
+  allowed_origins TEXT NOT NULL,
+  updated_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS guard_buckets (
+  bucket TEXT PRIMARY KEY,
+  tokens INTEGER NOT NULL,
+  at_ms INTEGER NOT NULL,
+  granted INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS guard_runs (
+  run_id TEXT PRIMARY KEY,
+  key TEXT NOT NULL,
+  expires_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS guard_runs_key ON guard_runs (key, expires_ms);
+CREATE TABLE IF NOT EXISTS guard_spend (
+  charge_id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL,
+  at_ms INTEGER NOT NULL,
+  cents INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS guard_spend_key ON guard_spend (key, at_ms);
+)sql";
+
+enum GuardSql {
+    FIND_GUARDRAILS, PUT_GUARDRAILS, DELETE_GUARDRAILS, DELETE_BUCKETS, DELETE_RUNS, DELETE_SPEND, TAKE_TOKEN,
+    COUNT_RUNS, INSERT_RUN, DELETE_RUN, PRUNE_RUNS, WINDOW_SPENT, INSERT_SPEND, SET_SPEND, PRUNE_SPEND, GUARD_SQL_COUNT
+};
+
+// The bucket refilled since its last use (RefilledTokens), as one expression over the old row.
+#define SIGIL_REFILLED "min(?3, tokens + min(max(?4 - at_ms, 0), 100000000000) * ?2)"
+constexpr std::array<const char*, GUARD_SQL_COUNT> GUARD_SQL_TEXT = {
+    "SELECT key, account, rate_milli, burst, address_rate_milli, address_burst, max_runs_in_flight, window_cap_cents, "
+    "window_seconds, allowed_origins, updated_ms FROM guardrails WHERE key = ?1",
+    "INSERT OR REPLACE INTO guardrails (key, account, rate_milli, burst, address_rate_milli, address_burst, "
+    "max_runs_in_flight, window_cap_cents, window_seconds, allowed_origins, updated_ms) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    "DELETE FROM guardrails WHERE key = ?1",
+    "DELETE FROM guard_buckets WHERE bucket = 'key:' || ?1 OR bucket LIKE 'addr:' || ?1 || ':%'",
+    "DELETE FROM guard_runs WHERE key = ?1",
+    "DELETE FROM guard_spend WHERE key = ?1",
+    // ?1 bucket, ?2 rate (micro-tokens per ms), ?3 capacity (micro-tokens), ?4 now.
+    "INSERT INTO guard_buckets (bucket, tokens, at_ms, granted) VALUES (?1, ?3 - 1000000, ?4, 1) "
+    "ON CONFLICT (bucket) DO UPDATE SET "
+    "tokens = " SIGIL_REFILLED " - CASE WHEN " SIGIL_REFILLED " >= 1000000 THEN 1000000 ELSE 0 END, "
+    "granted = CASE WHEN " SIGIL_REFILLED " >= 1000000 THEN 1 ELSE 0 END, at_ms = max(at_ms, ?4) "
+    "RETURNING tokens, granted",
+    "SELECT count(*) FROM guard_runs WHERE key = ?1 AND expires_ms > ?2",
+    "INSERT INTO guard_runs (run_id, key, expires_ms) VALUES (?1, ?2, ?3) "
+    "ON CONFLICT (run_id) DO UPDATE SET key = excluded.key, expires_ms = excluded.expires_ms",
+    "DELETE FROM guard_runs WHERE run_id = ?1",
+    "DELETE FROM guard_runs WHERE key = ?1 AND expires_ms <= ?2",
+    "SELECT COALESCE(SUM(cents), 0) FROM guard_spend WHERE key = ?1 AND at_ms >= ?2",
+    "INSERT INTO guard_spend (charge_id, key, at_ms, cents) VALUES (?1, ?2, ?3, ?4)",
+    "UPDATE guard_spend SET cents = ?2 WHERE charge_id = ?1",
+    "DELETE FROM guard_spend WHERE key = ?1 AND at_ms < ?2",
+};
+#undef SIGIL_REFILLED
+
 // Locking, I/O and file problems are the store being unavailable (502, retry later); anything else
 // is a bug of ours.
 common::Error SqliteError(sqlite3* db, int rc, const std::string& what) {
@@ -357,11 +429,16 @@ private:
             RollbackIfOpen();
             return s.error();
         }
+        if (auto s = Exec(GUARD_SCHEMA, "schema of " + path); !s) {
+            RollbackIfOpen();
+            return s.error();
+        }
         if (auto s = Exec("COMMIT", "schema of " + path); !s) {
             RollbackIfOpen();
             return s.error();
         }
         for (int i = 0; i < SQL_COUNT; ++i) SIGIL_TRY_STATUS(Prepare(SQL_TEXT[i], m_sql[i]));
+        for (int i = 0; i < GUARD_SQL_COUNT; ++i) SIGIL_TRY_STATUS(Prepare(GUARD_SQL_TEXT[i], m_guard_sql[i]));
         return common::Success();
     }
 
@@ -580,10 +657,119 @@ private:
         return common::Success();
     }
 
+    // Key guardrails.
+    Query UseGuard(GuardSql which) { return Query(m_db.get(), m_guard_sql[which].get()); }
+
+    Result<std::optional<KeyGuardrails>> FindGuardrails(const std::string& key) override {
+        Query q = UseGuard(FIND_GUARDRAILS);
+        q.Bind(1, key);
+        SIGIL_TRY(row, q.Step());
+        if (!*row) return std::optional<KeyGuardrails>();
+        KeyGuardrails g;
+        g.key = q.Text(0);
+        g.account = q.Text(1);
+        g.rate_milli = q.Int(2);
+        g.burst = q.Int(3);
+        g.address_rate_milli = q.Int(4);
+        g.address_burst = q.Int(5);
+        g.max_runs_in_flight = q.Int(6);
+        g.window_cap_cents = q.Int(7);
+        g.window_seconds = q.Int(8);
+        g.allowed_origins = SplitOrigins(q.Text(9));
+        g.updated_ms = q.Int(10);
+        return std::optional<KeyGuardrails>(std::move(g));
+    }
+
+    Status PutGuardrails(const KeyGuardrails& g) override {
+        Query q = UseGuard(PUT_GUARDRAILS);
+        q.Bind(1, g.key).Bind(2, g.account).Bind(3, g.rate_milli).Bind(4, g.burst).Bind(5, g.address_rate_milli);
+        q.Bind(6, g.address_burst).Bind(7, g.max_runs_in_flight).Bind(8, g.window_cap_cents).Bind(9, g.window_seconds);
+        q.Bind(10, JoinOrigins(g.allowed_origins)).Bind(11, g.updated_ms);
+        SIGIL_TRY_STATUS(q.Run());
+        return common::Success();
+    }
+
+    Result<bool> DeleteGuardrails(const std::string& key) override {
+        int deleted = 0;
+        for (GuardSql which : {DELETE_GUARDRAILS, DELETE_BUCKETS, DELETE_RUNS, DELETE_SPEND}) {
+            Query q = UseGuard(which);
+            q.Bind(1, key);
+            SIGIL_TRY(changed, q.Run());
+            if (which == DELETE_GUARDRAILS) deleted = *changed;
+        }
+        return deleted > 0;
+    }
+
+    Result<BucketTake> TakeToken(const std::string& bucket, std::int64_t rate_milli, std::int64_t burst,
+                                 std::int64_t now_ms) override {
+        Query q = UseGuard(TAKE_TOKEN);
+        q.Bind(1, bucket).Bind(2, rate_milli).Bind(3, burst * MICRO_TOKENS).Bind(4, now_ms);
+        SIGIL_TRY(row, q.Step());
+        if (!*row) return MakeError(ErrorKind::Internal, "ledger_error", "token bucket answered no row");
+        return BucketTake{q.Int(1) != 0, q.Int(0)};
+    }
+
+    Result<std::int64_t> CountRuns(const std::string& key, std::int64_t now_ms) override {
+        Query q = UseGuard(COUNT_RUNS);
+        q.Bind(1, key).Bind(2, now_ms);
+        SIGIL_TRY(row, q.Step());
+        return *row ? q.Int(0) : std::int64_t{0};
+    }
+
+    Status InsertRun(const std::string& run_id, const std::string& key, std::int64_t expires_ms) override {
+        Query q = UseGuard(INSERT_RUN);
+        q.Bind(1, run_id).Bind(2, key).Bind(3, expires_ms);
+        SIGIL_TRY_STATUS(q.Run());
+        return common::Success();
+    }
+
+    Status DeleteRun(const std::string& run_id) override {
+        Query q = UseGuard(DELETE_RUN);
+        q.Bind(1, run_id);
+        SIGIL_TRY_STATUS(q.Run());
+        return common::Success();
+    }
+
+    Status PruneRuns(const std::string& key, std::int64_t now_ms) override {
+        Query q = UseGuard(PRUNE_RUNS);
+        q.Bind(1, key).Bind(2, now_ms);
+        SIGIL_TRY_STATUS(q.Run());
+        return common::Success();
+    }
+
+    Result<Cents> WindowSpent(const std::string& key, std::int64_t since_ms) override {
+        Query q = UseGuard(WINDOW_SPENT);
+        q.Bind(1, key).Bind(2, since_ms);
+        SIGIL_TRY(row, q.Step());
+        return *row ? q.Int(0) : Cents{0};
+    }
+
+    Status InsertWindowSpend(std::int64_t charge_id, const std::string& key, std::int64_t at_ms, Cents cents) override {
+        Query q = UseGuard(INSERT_SPEND);
+        q.Bind(1, charge_id).Bind(2, key).Bind(3, at_ms).Bind(4, cents);
+        SIGIL_TRY_STATUS(q.Run());
+        return common::Success();
+    }
+
+    Status SetWindowSpend(std::int64_t charge_id, Cents cents) override {
+        Query q = UseGuard(SET_SPEND);
+        q.Bind(1, charge_id).Bind(2, cents);
+        SIGIL_TRY_STATUS(q.Run());
+        return common::Success();
+    }
+
+    Status PruneWindow(const std::string& key, std::int64_t before_ms) override {
+        Query q = UseGuard(PRUNE_SPEND);
+        q.Bind(1, key).Bind(2, before_ms);
+        SIGIL_TRY_STATUS(q.Run());
+        return common::Success();
+    }
+
     // Declared first: destroyed last, after m_db (whose commits call it) is closed.
     std::unique_ptr<WalCheckpointer> m_checkpointer;
     Database m_db;  // closed after every statement is finalized
     std::array<Statement, SQL_COUNT> m_sql;
+    std::array<Statement, GUARD_SQL_COUNT> m_guard_sql;
     std::mutex m_mutex;  // one connection: one transaction at a time
     bool m_relaxed = false;  // the connection's synchronous setting is NORMAL (else FULL)
     std::chrono::milliseconds m_busy_timeout;

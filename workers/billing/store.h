@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "workers/billing/guardrails.h"
 #include "workers/billing/ledger.h"
 
 namespace sigil::workers::billing {
@@ -103,6 +104,29 @@ public:
     virtual common::Result<bool> FinishAnswer(const std::string& scope, int from_status, int status,
                                               const std::string& body) = 0;
     virtual common::Status ReleasePendingAnswer(const std::string& scope) = 0;
+
+    // Key guardrails (guardrails.h; stored_guardrails.cpp writes their rules over these).
+    virtual common::Result<std::optional<KeyGuardrails>> FindGuardrails(const std::string& key) = 0;
+    virtual common::Status PutGuardrails(const KeyGuardrails& guardrails) = 0;  // inserts or replaces
+    // Also forgets the key's buckets, runs and window rows. false when the key had none.
+    virtual common::Result<bool> DeleteGuardrails(const std::string& key) = 0;
+    // Takes one token from `bucket` (created full), refilled at `rate_milli` micro-tokens per
+    // millisecond since its last use up to `burst` tokens (RefilledTokens): one statement, so it is
+    // exact however many instances take from it. A refused take changes nothing worth keeping.
+    virtual common::Result<BucketTake> TakeToken(const std::string& bucket, std::int64_t rate_milli, std::int64_t burst,
+                                                 std::int64_t now_ms) = 0;
+    // Runs in flight: rows whose lease ends after `now_ms` count.
+    virtual common::Result<std::int64_t> CountRuns(const std::string& key, std::int64_t now_ms) = 0;
+    virtual common::Status InsertRun(const std::string& run_id, const std::string& key, std::int64_t expires_ms) = 0;
+    virtual common::Status DeleteRun(const std::string& run_id) = 0;
+    virtual common::Status PruneRuns(const std::string& key, std::int64_t now_ms) = 0;  // expired rows
+    // The rolling window: one row per hold of a key with a window cap, at the hold's time and amount,
+    // replaced by what the run was finally charged.
+    virtual common::Result<Cents> WindowSpent(const std::string& key, std::int64_t since_ms) = 0;
+    virtual common::Status InsertWindowSpend(std::int64_t charge_id, const std::string& key, std::int64_t at_ms,
+                                             Cents cents) = 0;
+    virtual common::Status SetWindowSpend(std::int64_t charge_id, Cents cents) = 0;
+    virtual common::Status PruneWindow(const std::string& key, std::int64_t before_ms) = 0;
 };
 
 // What a transaction's work decided: keep its writes or drop them (the answer is still a success,

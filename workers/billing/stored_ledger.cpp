@@ -11,6 +11,7 @@
 #include "common/metrics.h"
 #include "common/utf8.h"
 #include "workers/billing/store.h"
+#include "workers/billing/stored_guardrails.h"
 
 namespace sigil::workers::billing {
 
@@ -180,29 +181,8 @@ public:
         SIGIL_TRY_STATUS(CheckCents("spender_limit", spender_limit, 0));
         Hold hold;
         const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
-            SIGIL_TRY_STATUS(db.Lock(customer));
-            SIGIL_TRY(balance, db.Balance(customer));
-            Cents allowed = std::min<Cents>(*balance, MAX_CENTS);
-            if (allowed < unit) {
-                return MakeError(ErrorKind::PaymentRequired, "insufficient_credit",
-                                 "the balance (" + std::to_string(*balance) + " cents) is below the price (" +
-                                     std::to_string(unit) + " cents)");
-            }
-            if (!spender.empty() && spender_limit > 0) {
-                SIGIL_TRY(spent, db.SpentBy(customer, spender));
-                const Cents left = spender_limit - *spent;
-                if (left < unit) {
-                    return MakeError(ErrorKind::PaymentRequired, "spend_cap_reached",
-                                     "this key has spent " + std::to_string(*spent) + " of its " +
-                                         std::to_string(spender_limit) + " cents; the price is " + std::to_string(unit));
-                }
-                allowed = std::min(allowed, left);
-            }
-            hold.units = std::min<std::int64_t>(max_units, allowed / unit);
-            const Cents cents = hold.units * unit;
-            SIGIL_TRY(entry, db.Append({customer, EntryKind::Charge, -cents, *balance - cents, reason, request_id,
-                                        m_now(), spender}));
-            hold.id = *entry;
+            SIGIL_TRY(held, HoldIn(db, customer, unit, max_units, reason, request_id, spender, spender_limit, std::nullopt));
+            hold = *held;
             return Outcome::Commit;
         }, Durability::Relaxed);
         if (!done) return done.error();
@@ -462,7 +442,127 @@ public:
         });
     }
 
+    Status SetGuardrails(const KeyGuardrails& guardrails) override {
+        SIGIL_TRY_STATUS(CheckText("key", guardrails.key, 1, 100));
+        SIGIL_TRY_STATUS(CheckText("account", guardrails.account, 1, 100));
+        SIGIL_TRY_STATUS(ValidateGuardrails(guardrails));
+        KeyGuardrails row = guardrails;
+        row.updated_ms = m_now();
+        return Write([&](StoreSession& db) -> Result<Outcome> {
+            SIGIL_TRY_STATUS(db.Lock("guard:" + row.key));
+            SIGIL_TRY_STATUS(db.PutGuardrails(row));
+            return Outcome::Commit;
+        });
+    }
+
+    Result<std::optional<KeyGuardrails>> GetGuardrails(const std::string& key) override {
+        SIGIL_TRY_STATUS(CheckText("key", key, 1, 100));
+        std::optional<KeyGuardrails> found;
+        const Status done = ReadOnly([&](StoreSession& db) -> Status {
+            SIGIL_TRY(row, db.FindGuardrails(key));
+            found = std::move(*row);
+            return common::Success();
+        });
+        if (!done) return done.error();
+        return found;
+    }
+
+    Result<bool> ClearGuardrails(const std::string& key) override {
+        SIGIL_TRY_STATUS(CheckText("key", key, 1, 100));
+        bool cleared = false;
+        const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
+            SIGIL_TRY_STATUS(db.Lock("guard:" + key));
+            SIGIL_TRY(deleted, db.DeleteGuardrails(key));
+            cleared = *deleted;
+            return Outcome::Commit;
+        });
+        if (!done) return done.error();
+        return cleared;
+    }
+
+    Result<RunPass> AdmitRun(const RunGate& gate, RunRefusal* refusal) override {
+        SIGIL_TRY_STATUS(CheckRunGate(gate));
+        if (!gate.customer.empty()) {
+            SIGIL_TRY_STATUS(CheckCustomer(gate.customer));
+            SIGIL_TRY_STATUS(CheckCents("unit", gate.unit, 0));
+            if (gate.unit > 0 && gate.max_units <= 0) return Invalid("max_units", "must be positive");
+            SIGIL_TRY_STATUS(CheckEntryText(gate.reason, gate.run_id));
+            SIGIL_TRY_STATUS(CheckText("spender", gate.spender, 0, 100));
+            SIGIL_TRY_STATUS(CheckCents("spender_limit", gate.spender_limit, 0));
+        }
+        RunPass pass;
+        const Status done = Write([&](StoreSession& db) -> Result<Outcome> {
+            const HoldFn hold = [&](std::optional<Cents> window_left) -> Result<Hold> {
+                if (gate.unit > 0) {
+                    return HoldIn(db, gate.customer, gate.unit, gate.max_units, gate.reason, gate.run_id, gate.spender,
+                                  gate.spender_limit, window_left);
+                }
+                // Free runs: a hold of nothing, refused only past the key's lifetime cap (as Charge of 0).
+                SIGIL_TRY_STATUS(db.Lock(gate.customer));
+                SIGIL_TRY(balance, db.Balance(gate.customer));
+                if (!gate.spender.empty() && gate.spender_limit > 0) {
+                    SIGIL_TRY(spent, db.SpentBy(gate.customer, gate.spender));
+                    if (*spent > gate.spender_limit) {
+                        return MakeError(ErrorKind::PaymentRequired, "spend_cap_reached",
+                                         "this key has spent " + std::to_string(*spent) + " of its " +
+                                             std::to_string(gate.spender_limit) + " cents");
+                    }
+                }
+                SIGIL_TRY(entry, db.Append({gate.customer, EntryKind::Charge, 0, *balance, gate.reason, gate.run_id,
+                                            m_now(), gate.spender}));
+                return Hold{*entry, 0};
+            };
+            SIGIL_TRY(admitted, GateRun(db, gate, m_now(), hold, refusal));
+            pass = std::move(*admitted);
+            return Outcome::Commit;
+        }, Durability::Relaxed);
+        if (!done) return done.error();
+        if (pass.hold_id) common::CountCredits(pass.units * gate.unit, 0);
+        return pass;
+    }
+
+    Status EndRun(const RunPass& pass, std::optional<Cents> charged) override {
+        if (!pass.counted && !pass.windowed) return common::Success();
+        return Write([&](StoreSession& db) -> Result<Outcome> {
+            SIGIL_TRY_STATUS(UngateRun(db, pass, charged));
+            return Outcome::Commit;
+        }, Durability::Relaxed);
+    }
+
 private:
+    // ChargeUpTo's hold inside the caller's transaction, also capped by `extra_left` (a key's rolling
+    // window, guardrails.h) when set.
+    Result<Hold> HoldIn(StoreSession& db, const std::string& customer, Cents unit, std::int64_t max_units,
+                        const std::string& reason, const std::string& request_id, const std::string& spender,
+                        Cents spender_limit, std::optional<Cents> extra_left) {
+        SIGIL_TRY_STATUS(db.Lock(customer));
+        SIGIL_TRY(balance, db.Balance(customer));
+        Cents allowed = std::min<Cents>(*balance, MAX_CENTS);
+        if (allowed < unit) {
+            return MakeError(ErrorKind::PaymentRequired, "insufficient_credit",
+                             "the balance (" + std::to_string(*balance) + " cents) is below the price (" +
+                                 std::to_string(unit) + " cents)");
+        }
+        if (!spender.empty() && spender_limit > 0) {
+            SIGIL_TRY(spent, db.SpentBy(customer, spender));
+            const Cents left = spender_limit - *spent;
+            if (left < unit) {
+                return MakeError(ErrorKind::PaymentRequired, "spend_cap_reached",
+                                 "this key has spent " + std::to_string(*spent) + " of its " +
+                                     std::to_string(spender_limit) + " cents; the price is " + std::to_string(unit));
+            }
+            allowed = std::min(allowed, left);
+        }
+        if (extra_left) allowed = std::min(allowed, *extra_left);  // GateRun refused it below one unit
+        Hold hold;
+        hold.units = std::min<std::int64_t>(max_units, allowed / unit);
+        const Cents cents = hold.units * unit;
+        SIGIL_TRY(entry, db.Append({customer, EntryKind::Charge, -cents, *balance - cents, reason, request_id,
+                                    m_now(), spender}));
+        hold.id = *entry;
+        return hold;
+    }
+
     struct Budget {
         std::string id;
         Cents cents = 0;

@@ -62,6 +62,7 @@ HttpResponse Router::DispatchUnfinalized(const HttpRequest& request, std::uint32
         }
     }
     if (allowed.empty()) return ErrorResponse(404, "not_found", "no such endpoint");
+    if (route == nullptr && request.method == "OPTIONS" && m_preflight) return m_preflight(request, allowed);
     if (route == nullptr) {
         std::string allow;
         for (const auto& m : allowed) allow += (allow.empty() ? "" : ", ") + m;
@@ -94,7 +95,11 @@ HttpResponse Router::DispatchUnfinalized(const HttpRequest& request, std::uint32
     }
 
     auto result = route->handler(ctx);
-    if (!result.ok()) return ErrorResponse(result.error());
+    if (!result.ok()) {
+        auto response = ErrorResponse(result.error());
+        if (ctx.retry_after_s > 0) response.SetHeader("Retry-After", std::to_string(ctx.retry_after_s));
+        return response;
+    }
     return std::move(result).value();
 }
 

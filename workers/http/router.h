@@ -7,6 +7,7 @@
 
 #include <any>
 #include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,9 @@ struct RequestContext {
     // Set by a Charge::StarterCredit handler: the customer it created (the new account's admin wallet,
     // 0x + 40 lower-case hex), handed to the charging layer instead of that layer reading the answer.
     std::string new_customer;
+    // Set by a handler refusing for a while (a key's rate limit): the Retry-After seconds its error
+    // answer carries; 0 = none.
+    int retry_after_s = 0;
 };
 
 using Handler = std::function<common::Result<HttpResponse>(RequestContext& ctx)>;
@@ -98,6 +102,10 @@ public:
     // Called at the end of every dispatched request, after its handler returned or threw (the API
     // wipes the request's write credential there, so no key outlives its request in the worker).
     void SetRequestEndHook(std::function<void()> hook) { m_request_end_hook = std::move(hook); }
+    // Answers an OPTIONS request to a known path that has no OPTIONS route (a browser's CORS
+    // preflight), given the path's methods; without one, such a request is 405 like any other method.
+    using Preflight = std::function<HttpResponse(const HttpRequest& request, const std::set<std::string>& methods)>;
+    void SetPreflight(Preflight preflight) { m_preflight = std::move(preflight); }
 
     // Routes a request and always returns a complete response (FinalizeResponse applied):
     //   unknown path -> 404 not_found; known path, other method -> 405 method_not_allowed with Allow;
@@ -116,6 +124,7 @@ private:
     Authenticator m_authenticator;
     std::function<void()> m_request_hook;
     std::function<void()> m_request_end_hook;
+    Preflight m_preflight;
 };
 
 }  // namespace sigil::workers

@@ -160,6 +160,16 @@ test('usage keys: add (value once), list by hash, update and revoke by hash (nee
   const update = await run(['key', 'update', hash, '--execute', 'all', '--create-pkps']);
   assert.equal(update.code, 0, update.stderr);
   assert.match((await run(['key', 'list'])).stdout, /runner  execute:all .* create-pkps/);
+  // Guardrails: set (any option replaces them all), shown, a run over the rate refused, cleared.
+  const guard = await run(['key', 'guardrails', hash, '--rate', '0.1', '--burst', '1', '--origins', 'https://app.example', '--json']);
+  assert.equal(guard.code, 0, guard.stderr);
+  assert.equal(guard.json.requests_per_second, 0.1);
+  assert.deepEqual(guard.json.allowed_origins, ['https://app.example']);
+  assert.match((await run(['key', 'guardrails', hash])).stdout, /rate: 0\.1\/s burst 1\norigins|rate: 0\.1\/s burst 1/);
+  await run(['run', state.cid, '--pkp', state.pkp, '--params', params], { SIGIL_API_KEY: usageKey });
+  const limited = await run(['run', state.cid, '--pkp', state.pkp, '--params', params], { SIGIL_API_KEY: usageKey });
+  assert.match(limited.stderr, /rate_limited \(HTTP 429\)/);
+  assert.match((await run(['key', 'guardrails', hash, '--clear'])).stdout, /guardrails cleared/);
   const revoke = await run(['key', 'revoke', hash]);
   assert.equal(revoke.code, 0, revoke.stderr);
   const after = await run(['run', state.cid, '--pkp', state.pkp, '--params', params], { SIGIL_API_KEY: usageKey });

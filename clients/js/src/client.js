@@ -158,6 +158,22 @@ export class SigilClient {
   /// GET /list_api_keys -> [usage-key metadata] (never key values).
   listApiKeys({ page_number, page_size } = {}) { return this.request('GET', 'list_api_keys', { query: { page_number, page_size } }); }
 
+  // ---- key guardrails (issue 26): owner only, the master key or walletAuth (ChainSecured) ----
+  /// POST /set_usage_api_key_guardrails {usage_api_key (value or hash), requests_per_second?, burst?,
+  /// requests_per_second_per_address?, burst_per_address?, max_runs_in_flight?, spend_cap_cents?,
+  /// spend_window_seconds?, allowed_origins?} -> {success, guardrails}; replaces every guardrail.
+  async setUsageApiKeyGuardrails(body, { walletAuth } = {}) {
+    return this.request('POST', 'set_usage_api_key_guardrails', { body, headers: await this.#billingHeaders(walletAuth), auth: !walletAuth });
+  }
+  /// GET /get_usage_api_key_guardrails?usage_api_key= -> {api_key_hash, set, requests_per_second, ...}.
+  async getUsageApiKeyGuardrails(usage_api_key, { walletAuth } = {}) {
+    return this.request('GET', 'get_usage_api_key_guardrails', { query: { usage_api_key }, headers: await this.#billingHeaders(walletAuth), auth: !walletAuth });
+  }
+  /// POST /clear_usage_api_key_guardrails {usage_api_key} -> {success, cleared}.
+  async clearUsageApiKeyGuardrails(usage_api_key, { walletAuth } = {}) {
+    return this.request('POST', 'clear_usage_api_key_guardrails', { body: { usage_api_key }, headers: await this.#billingHeaders(walletAuth), auth: !walletAuth });
+  }
+
   // ---- wallets (PKPs), groups, actions ----
 
   /// POST /create_wallet {name?, description?} -> {wallet_address, derivation_path} (scope pkp:create).

@@ -106,7 +106,9 @@ export const ErrorCode = Object.freeze({
   INVALID_WALLET_AUTH: 'invalid_wallet_auth',               // 400
   BILLING_DISABLED: 'billing_disabled',                     // 503
   TOO_MANY_RUNS: 'too_many_runs',                           // 429, the key's concurrent-runs cap
-  RATE_LIMITED: 'rate_limited',                             // 429, nginx's per-address limit
+  RATE_LIMITED: 'rate_limited',                             // 429, nginx's per-address limit or a key's guardrail rates (retryAfter)
+  ORIGIN_NOT_ALLOWED: 'origin_not_allowed',                 // 403, the key's guardrails list other Origins
+  GUARDRAILS_UNAVAILABLE: 'guardrails_unavailable',         // 503, the ledger that keeps key guardrails is unreachable
   IDEMPOTENCY_KEY_REUSED: 'idempotency_key_reused',         // 422, the same key with another request
   IDEMPOTENCY_IN_PROGRESS: 'idempotency_in_progress',       // 409
   INVALID_IDEMPOTENCY_KEY: 'invalid_idempotency_key',       // 400

@@ -67,6 +67,9 @@ test('every route of the live openapi.json has a client method', async () => {
     '/core/v1/billing/create_payment_intent': 'createPaymentIntent', '/core/v1/billing/confirm_payment': 'confirmPayment',
     '/core/v1/list_runs': 'listRuns', '/core/v1/get_run': 'getRun',
     '/core/v1/get_run_history_settings': 'getRunHistorySettings', '/core/v1/set_run_history_settings': 'setRunHistorySettings',
+    '/core/v1/set_usage_api_key_guardrails': 'setUsageApiKeyGuardrails',
+    '/core/v1/get_usage_api_key_guardrails': 'getUsageApiKeyGuardrails',
+    '/core/v1/clear_usage_api_key_guardrails': 'clearUsageApiKeyGuardrails',
   };
   const { paths } = await client.openApi();
   for (const p of Object.keys(paths)) {

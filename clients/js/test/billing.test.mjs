@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ethers } from 'ethers';
-import { SigilClient, ErrorCode, InsufficientCreditError, ConflictError, NotFoundError, InvalidRequestError } from '@sigil/sdk';
+import { SigilClient, ErrorCode, InsufficientCreditError, ConflictError, NotFoundError, InvalidRequestError, RateLimitError,
+  PermissionDeniedError } from '@sigil/sdk';
 import { startStack, stackFetch, stackProvider } from './support.mjs';
 import { BUILD_DIR, accountConfigAbi } from '../../../tests/api/stack.mjs';
 
@@ -78,4 +79,24 @@ test('client.idempotent(key): a retried write returns the first answer and runs 
   assert.equal((await owner.balance()).balance_cents, 9, 'charged once');
   await assert.rejects(once.addGroup({ group_name: 'other' }), (e) => e.status === 422 && e.code === ErrorCode.IDEMPOTENCY_KEY_REUSED);
   assert.throws(() => owner.idempotent('has space'), /Idempotency-Key/);
+});
+
+test('key guardrails: set, read and clear them; a run over the key\'s rate throws RateLimitError with retryAfter', async () => {
+  const { api_key } = await client.newAccount({ account_name: 'sdk guardrails', account_description: '' });
+  const owner = client.withApiKey(api_key);
+  const code = 'async function main() { return 1; }';
+  const { group_id } = await owner.addGroup({ group_name: 'g', group_description: '' });
+  await owner.addActionToGroup({ group_id, action_ipfs_cid: await owner.getActionIpfsId(code) });
+  const { usage_api_key } = await owner.addUsageApiKey({ name: 'browser', description: '', execute_in_groups: [Number(group_id)] });
+  const set = await owner.setUsageApiKeyGuardrails({ usage_api_key, requests_per_second: 0.5, burst: 1, allowed_origins: ['https://app.example'] });
+  assert.equal(set.guardrails.requests_per_second, 0.5);
+  const hash = ethers.keccak256(ethers.toUtf8Bytes(usage_api_key));
+  assert.deepEqual((await owner.getUsageApiKeyGuardrails(hash)).allowed_origins, ['https://app.example']);
+  const usage = owner.withApiKey(usage_api_key);
+  await assert.rejects(usage.setUsageApiKeyGuardrails({ usage_api_key }), (e) => e instanceof PermissionDeniedError && e.code === 'owner_only');
+  assert.equal((await usage.runAction({ code })).response, 1);
+  await assert.rejects(usage.runAction({ code }),
+    (e) => e instanceof RateLimitError && e.code === ErrorCode.RATE_LIMITED && e.retryAfter >= 1);
+  assert.deepEqual(await owner.clearUsageApiKeyGuardrails(hash), { success: true, cleared: true });
+  assert.equal((await usage.runAction({ code })).response, 1);
 });

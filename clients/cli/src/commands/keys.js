@@ -107,4 +107,51 @@ export const COMMANDS = [
       ctx.out.result({ success: true }, () => 'revoked');
     },
   },
+  {
+    path: ['key', 'guardrails'], usage: 'HASH|KEY [--rate N --burst N] [--address-rate N] [--in-flight N] [--spend-cap CENTS] [--origins LIST] | --clear',
+    args: [1, 1], summary: "show, replace (any option given) or clear a usage key's guardrails",
+    help: 'Key guardrails (README "Key guardrails"; owner only). Without options: shows them. With any option: replaces\n' +
+      'every guardrail (those not given are unset). Example: sigil key guardrails 0xabc... --rate 5 --spend-cap 500 --origins https://app.example',
+    options: {
+      rate: { type: 'string', valueName: 'N', help: 'runs per second for the key (all instances together)' },
+      burst: { type: 'string', valueName: 'N', help: 'runs at once after a quiet time (default: one second of --rate)' },
+      'address-rate': { type: 'string', valueName: 'N', help: 'runs per second per client address' },
+      'address-burst': { type: 'string', valueName: 'N', help: 'the per-address burst' },
+      'in-flight': { type: 'string', valueName: 'N', help: 'runs in flight at once (0 = no cap)' },
+      'spend-cap': { type: 'string', valueName: 'CENTS', help: 'what runs may cost per window' },
+      window: { type: 'string', valueName: 'SECONDS', help: 'the spend window (default 86400)' },
+      origins: { type: 'string', valueName: 'LIST', help: 'allowed Origins, comma separated' },
+      clear: { type: 'boolean', help: 'remove every guardrail of the key' },
+    },
+    async run(ctx, [ref], flags) {
+      const key = keyRef(ref);
+      const hash = /^0x[0-9a-fA-F]{64}$/.test(key) ? key : apiKeyHash(key);
+      const show = (g) => !g.set ? 'no guardrails' : [
+        `rate: ${g.requests_per_second ?? '-'}/s burst ${g.burst ?? '-'}`,
+        `per address: ${g.requests_per_second_per_address ?? '-'}/s burst ${g.burst_per_address ?? '-'}`,
+        `runs in flight: ${g.max_runs_in_flight ?? `default (${g.default_max_runs_in_flight})`}`,
+        `spend cap: ${g.spend_cap_cents === null ? '-' : `${g.spend_cap_cents} cents per ${g.spend_window_seconds} s`}`,
+        `origins: ${g.allowed_origins.length ? g.allowed_origins.join(', ') : 'any'}`,
+      ];
+      if (flags.clear) {
+        const r = await ctx.client().clearUsageApiKeyGuardrails(hash);
+        return ctx.out.result(r, (v) => (v.cleared ? 'guardrails cleared' : 'the key had no guardrails'));
+      }
+      const num = (name, field, integer) => {
+        if (flags[name] === undefined) return {};
+        const n = Number(flags[name]);
+        if (!Number.isFinite(n) || (integer && !Number.isInteger(n))) throw new CliError('usage', `--${name} takes a number`, 'sigil key guardrails --help');
+        return { [field]: n };
+      };
+      const body = {
+        ...num('rate', 'requests_per_second'), ...num('burst', 'burst', true),
+        ...num('address-rate', 'requests_per_second_per_address'), ...num('address-burst', 'burst_per_address', true),
+        ...num('in-flight', 'max_runs_in_flight', true), ...num('spend-cap', 'spend_cap_cents', true), ...num('window', 'spend_window_seconds', true),
+        ...(flags.origins !== undefined ? { allowed_origins: flags.origins.split(',').map((o) => o.trim()).filter(Boolean) } : {}),
+      };
+      if (Object.keys(body).length === 0) return ctx.out.result(await ctx.client().getUsageApiKeyGuardrails(hash), show);
+      const r = await ctx.client().setUsageApiKeyGuardrails({ usage_api_key: key, ...body });
+      ctx.out.result(r.guardrails, show);
+    },
+  },
 ];
