@@ -13,8 +13,9 @@ const ROOT = process.env.SIGIL_SOURCE_DIR ?? resolve(dirname(fileURLToPath(impor
 // `uses` lists the zones (folders) or single headers it may include besides its own zone;
 // `system` lists the third-party headers only this zone may include.
 export const ZONES = [
-  // The client speaks keyd's message codec, which lives beside protocol.md (keyd/protocol.h).
-  { zone: 'keyd/client', uses: ['common', 'keyd/protocol.h'] },
+  // The client speaks keyd's message codecs, which live beside protocol.md (keyd/protocol.h and the
+  // receipts' keyd/receipt_protocol.h).
+  { zone: 'keyd/client', uses: ['common', 'keyd/protocol.h', 'keyd/receipt_protocol.h'] },
   // keyd's TEE key source asks the guest agent for GetKey over the agent's one transport.
   { zone: 'keyd', uses: ['common', 'evidence/agent/agent_http.h'] },
   { zone: 'supervisor', uses: ['common'] },
@@ -29,15 +30,17 @@ export const ZONES = [
   { zone: 'workers/actions', uses: ['common', 'workers/chain', 'keyd/client', 'workers/sandbox/protocol.h',
                                     'workers/sandbox/control.h', 'workers/sandbox/runtime_level.h',
                                     'workers/sandbox/import_header.h'], system: ['curl/'] },
+  // api builds a run's receipt request (the receipts' codec, keyd/receipt_protocol.h).
   { zone: 'workers/api', uses: ['common', 'workers/http', 'workers/chain', 'workers/billing', 'workers/actions', 'keyd/client',
-                                'evidence/agent'] },
+                                'evidence/agent', 'keyd/receipt_protocol.h'] },
   { zone: 'workers/sandbox', uses: ['common'], system: ['duktape.h', 'duk_config.h', '/usr/share/duktape/', 'linux/seccomp.h', 'linux/filter.h', 'linux/audit.h'] },
   // worker_main.cpp only wires the zones together.
   { zone: 'workers', uses: ['common', 'keyd/client', 'workers/fcgi', 'workers/http', 'workers/chain', 'workers/billing',
                             'workers/actions', 'workers/api'] },
   // The guest agent's client: the worker's /attestation and /info and sigil-evidence share it.
   { zone: 'evidence/agent', uses: ['common'], system: ['curl/'] },
-  { zone: 'evidence', uses: ['common', 'evidence/agent'] },
+  // sigil-evidence asks keyd for the receipt key's address (receipt-key.json in the evidence set).
+  { zone: 'evidence', uses: ['common', 'evidence/agent', 'keyd/client'] },
   { zone: 'common', uses: [] },
 ];
 const ZONED_SYSTEM = ZONES.flatMap((z) => z.system ?? []);
