@@ -3,7 +3,6 @@
 // ethers' verifyTypedData against the receipt key's address the attested evidence set publishes
 // (receipt-key.json, covered by sha256sum.txt and so by the evidence quote), never against the
 // `signer` the receipt itself names.
-import { createHash } from 'node:crypto';
 import { ethers } from 'ethers';
 
 export const RECEIPT_DOMAIN_NAME = 'Sigil Receipt';
@@ -17,21 +16,25 @@ export const RECEIPT_TYPES = Object.freeze({
   ].map(Object.freeze)),
 });
 
-const sha256 = (bytes) => '0x' + createHash('sha256').update(bytes).digest('hex');
+// The SDK runs in browsers too (the dashboard): ethers' sha256 and TextEncoder, no node: modules.
+const sha256 = (bytes) => ethers.sha256(bytes);
+const utf8 = (text) => new TextEncoder().encode(text);
+const isBytes = (v) => v instanceof Uint8Array;  // a Node Buffer is one too
 
 /// sha256 of js_params as the service hashes them: their compact JSON (JSON.stringify of the value
-/// sent; `{}` when none was sent). A string or Buffer is taken as those exact bytes.
+/// sent; `{}` when none was sent). A string or bytes (Uint8Array, Buffer) are taken as those exact bytes.
 export function paramsHash(params) {
-  if (params === undefined || params === null) return sha256(Buffer.from('{}'));
-  if (typeof params === 'string' || Buffer.isBuffer(params)) return sha256(Buffer.from(params));
-  return sha256(Buffer.from(JSON.stringify(params), 'utf8'));
+  if (params === undefined || params === null) return sha256(utf8('{}'));
+  if (typeof params === 'string') return sha256(utf8(params));
+  if (isBytes(params)) return sha256(params);
+  return sha256(utf8(JSON.stringify(params)));
 }
 
 /// sha256 of the answer's `response` member: JSON.stringify of the parsed value (a run that did not
-/// complete answers ""). A Buffer is taken as those exact bytes.
+/// complete answers ""). Bytes (Uint8Array, Buffer) are taken as they are.
 export function responseHash(response) {
-  if (Buffer.isBuffer(response)) return sha256(response);
-  return sha256(Buffer.from(JSON.stringify(response ?? ''), 'utf8'));
+  if (isBytes(response)) return sha256(response);
+  return sha256(utf8(JSON.stringify(response ?? '')));
 }
 
 const sameTypes = (types) => JSON.stringify(types) === JSON.stringify(RECEIPT_TYPES);

@@ -58,3 +58,12 @@ test('the client verifies in one call and refuses to without attested evidence',
   assert.throws(() => client.verifyReceipt(receipt), /needs the attested evidence/);
   assert.throws(() => client.verifyReceipt(receipt, { evidence: { rules: [], ok: false, receiptKey: evidence.receiptKey } }), /did not verify/);
 });
+
+test('the SDK imports no node: module, so it runs in a browser (the dashboard loads it as it is)', async () => {
+  const { readdirSync, readFileSync } = await import('node:fs');
+  const dir = new URL('../src/', import.meta.url);
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.js'))) {
+    const text = readFileSync(new URL(name, dir), 'utf8');
+    assert.doesNotMatch(text, /from\s+['"]node:|import\(\s*['"]node:|require\(/, `src/${name}`);
+  }
+});
