@@ -264,7 +264,7 @@ test('keyd signs receipts only from their fields, under its own domain, never an
   const fields = [Buffer.from(message.cid), hex(message.paramsHash), hex(message.responseHash), hex(message.pkp),
     Buffer.from('a key the worker saw'), Buffer.from(message.requestId), u64(now), hex(message.appId), Buffer.from(message.ending)];
   reply = await askKeyd(0x30, fields);
-  assert.equal(reply[0], 0xa0);
+  assert.equal(reply[0], 0xb0);  // RECEIPT_SIGNATURE (keyd/receipt_protocol.h)
   const signature = ethers.hexlify(reply.subarray(5, 70));
   const domain = { name: 'Sigil Receipt', version: '1', chainId: stack.chainId, verifyingContract: stack.contract };
   assert.equal(ethers.verifyTypedData(domain, RECEIPT_TYPES, message, signature).toLowerCase(), s.report.receiptKey);
