@@ -2,8 +2,8 @@
 // loopback, the way scripts/cluster runs them, built from stack.mjs's startStack:
 //   one PostgreSQL ledger (Debian's server, initdb into a temporary folder, started here),
 //   one dev chain (anvil with AccountConfig; started by instance 0's stack, joined by the others),
-//   one root key file shared by every keyd (until keyd's simulated TEE key service lands: the choice is
-//     made once, in rootKeyFor() below),
+//   one root key: each instance's keyd asks its own simulated TEE agent (sigil-tee-sim's GetKey, the
+//     same app id and simulator secret everywhere), as instances of one app in real TEEs would,
 //   per instance its own keyd, lowerer, supervisor + workers and nginx, with [chain] instance_index /
 //     instance_count so each sends only from its own share of the payer wallets,
 //   and one nginx load balancer (nginx/render-balancer.sh) in front of the instances' nginx.
@@ -147,13 +147,6 @@ function descendants(pid) {
   return out;
 }
 
-/// The root key every instance's keyd reads. One place decides where it comes from: today one shared
-/// file (0600, created by the first keyd); with keyd's simulated TEE key service (issue 24), each keyd
-/// would ask sigil-tee-sim's GetKey for the same app id instead.
-function rootKeyFor(dir) {
-  return join(dir, 'root.key');
-}
-
 /// Starts `instances` instances of one service and the balancer in front. Options: workers and maxWorkers
 /// per instance (small: this machine has 2 cores), payers (the [chain] payers shared by all, each
 /// instance leasing its own share), billingLines ([billing] lines; billing is always on, in PostgreSQL),
@@ -166,7 +159,6 @@ export async function startCluster({ instances = 2, workers = 2, maxWorkers = 16
   chmodSync(dir, 0o755);
   mkdirSync(join(dir, 'keyd'), { mode: 0o700 });
   mkdirSync(join(dir, 'logs'));
-  const rootKeyFile = rootKeyFor(join(dir, 'keyd'));
   let pg = null;
   let pgUrl = null;
   let balancer = null;
@@ -187,7 +179,7 @@ export async function startCluster({ instances = 2, workers = 2, maxWorkers = 16
   };
 
   const instanceOptions = (i, extra) => ({
-    workers, maxWorkers, chainPayers: payers, rootKeyFile,
+    workers, maxWorkers, chainPayers: payers, keySource: 'tee-sim',
     chainOptions: [`instance_index = ${i}`, `instance_count = ${instances}`, ...chainOptions],
     workerOptions, supervisorOptions,
     billing: { database: pgUrl, lines: billingLines },

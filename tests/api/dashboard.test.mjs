@@ -234,6 +234,34 @@ test('keys page: a new usage key with scopes ticked as checkboxes, listed by has
   assert.deepEqual(JSON.parse(await text('#run-response')), { greeting: 'hello usage' });
 });
 
+test('keys page: a key\'s guardrails read, saved and cleared by its hash (issue 26)', async () => {
+  await page.click('#sign-out');
+  await signIn(ownerKey, /account key/);
+  await open('keys');
+  const hash = keccakText(usageKey);
+  const row = page.locator(`#keys-table tr[data-key-hash="${hash}"]`);
+  await row.locator('details.guardrails summary').click();
+  await statusSays('#keys-status', /guardrails of runner read/);
+  assert.equal(await row.locator('input[name="max_runs_in_flight"]').inputValue(), '');
+  await row.locator('input[name="max_runs_in_flight"]').fill('3');
+  await row.locator('input[name="spend_cap_cents"]').fill('500');
+  await row.locator('input[name="allowed_origins"]').fill('https://app.example, http://127.0.0.1:3000');
+  await row.locator('button.guardrails-save').click();
+  await statusSays('#keys-status', /guardrails of runner saved/);
+  let got = await stack.request('GET', 'get_usage_api_key_guardrails', { key: ownerKey, query: { usage_api_key: hash } });
+  assert.equal(got.json.set, true);
+  assert.equal(got.json.max_runs_in_flight, 3);
+  assert.equal(got.json.spend_cap_cents, 500);
+  assert.deepEqual(got.json.allowed_origins, ['https://app.example', 'http://127.0.0.1:3000']);
+  // What the service answered is what the form shows (the default window filled in).
+  assert.equal(await row.locator('input[name="spend_window_seconds"]').inputValue(), '86400');
+  await row.locator('button.guardrails-clear').click();
+  await statusSays('#keys-status', /guardrails of runner cleared/);
+  got = await stack.request('GET', 'get_usage_api_key_guardrails', { key: ownerKey, query: { usage_api_key: hash } });
+  assert.equal(got.json.set, false);
+  assert.equal(await row.locator('input[name="max_runs_in_flight"]').inputValue(), '');
+});
+
 // Needs update_usage_api_key / remove_usage_api_key to take the key's hash (compat's commit "api: usage
 // keys by hash"): the dashboard never has a key's value after creating it.
 test('keys page: scopes saved and the key revoked by its hash', async () => {

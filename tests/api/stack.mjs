@@ -251,7 +251,15 @@ export async function startStack({ workers = 2, maxWorkers = 256, chainPayers = 
       if (!existsSync(teeSocket)) throw new Error(`sigil-tee-sim did not come up:\n${tail(join(logs, 'tee-sim.log'))}`);
     }
     // 2c. keyd's root key from the simulator's GetKey: its payers, registered and funded on the running chain.
-    if (teeKey) {
+    if (teeKey && joinChain) {
+      // Another instance's chain: it registered the payers of the same key (same app id, same simulator
+      // secret), so this keyd's must be exactly those.
+      keySourceArgs = ['--tee-key-service', teeSocket];
+      payersJson = printPayers();
+      if (payersJson.admin_payer.toLowerCase() !== String(chain.admin_payer).toLowerCase()) {
+        throw new Error(`this instance's simulated TEE key differs from the joined chain's (admin payer ${payersJson.admin_payer}, not ${chain.admin_payer})`);
+      }
+    } else if (teeKey) {
       keySourceArgs = ['--tee-key-service', teeSocket];
       payersJson = printPayers();
       execFileSync(process.execPath, [join(SOURCE_DIR, 'scripts/devchain.mjs'), 'deploy', '--config', join(home, 'chain-payers.json'),

@@ -155,7 +155,7 @@ test('concurrent charges through both instances and the balancer sum exactly', a
     before = now;
   }
   const targets = [via(0), via(1), { request: cluster.request }];
-  // Waves of 6 at once (2 per target): [billing] max_concurrent_runs_per_key (8) is counted per instance.
+  // Waves of 6 at once (2 per target): under the key's runs-in-flight cap (8 by default, for the cluster).
   const N = 24;
   const answers = [];
   for (let wave = 0; wave < N; wave += 6) {
@@ -180,6 +180,38 @@ test('concurrent charges through both instances and the balancer sum exactly', a
   assert.ok(cost >= N, `each run cost at least a credit (${cost})`);
   const after = await eventually(async () => { const b = await balance(1, acct.api_key); return b === before - cost ? b : null; }, 5000, 200);
   assert.equal(after, before - cost, 'the balance fell by exactly the charges');
+});
+
+test('a key\'s runs in flight are capped for the cluster, not per instance (guardrails in the shared ledger)', async () => {
+  const acct = await newAccount(via(0), 'capped');
+  const group = await addGroup(via(1), acct.api_key, 'slow');
+  const usage = assertSuccess(await via(0).request('POST', 'add_usage_api_key', {
+    key: acct.api_key,
+    body: { name: 'capped', description: 'two runs at once for the whole cluster', can_create_groups: false, can_delete_groups: false,
+      can_create_pkps: false, manage_ipfs_ids_in_groups: [], add_pkp_to_groups: [], remove_pkp_from_groups: [], execute_in_groups: [Number(group)] },
+  })).usage_api_key;
+  const CAP = 2;
+  // Set through instance 1, held by the ledger both instances share.
+  assertOk(await via(1).request('POST', 'set_usage_api_key_guardrails', { key: acct.api_key, body: { usage_api_key: usage, max_runs_in_flight: CAP } }));
+  // A run that holds its slot for seconds (computing: the admitted ones overlap every other request's admission).
+  const slow = 'async function main() { const t = Date.now(); while (Date.now() - t < 4000) {} return "done"; }';
+  const quick = 'async function main() { return "quick"; }';
+  const runner = actionRunner(via(0), { owner: acct.api_key, group, key: usage });
+  await runner(quick);
+  await actionRunner(via(0), { owner: acct.api_key, group, key: acct.api_key })(slow);  // listed; ran by the master key
+  // Three at once straight to each instance: per instance they would all fit (3 > CAP, but 3 + 3 would
+  // pass a per-instance cap of CAP twice over); for the cluster exactly CAP run.
+  const answers = await Promise.all(Array.from({ length: 6 }, (_, k) =>
+    via(k % 2).request('POST', 'sigil_action', { key: usage, body: { code: slow } })));
+  const statuses = answers.map((r) => r.status).join(' ');
+  const ok = answers.filter((r) => r.status === 200);
+  const refused = answers.filter((r) => r.status === 429);
+  assert.equal(ok.length, CAP, `exactly ${CAP} ran (${statuses})`);
+  assert.equal(refused.length, 6 - CAP, `the rest refused (${statuses})`);
+  for (const r of refused) assertError(r, 429, 'too_many_runs');
+  for (const r of ok) assert.equal(r.json.response, 'done');
+  // The slots are given back when the runs end: the key runs again on either instance.
+  for (let i = 0; i < 2; i++) assert.equal(assertOk(await via(i).request('POST', 'sigil_action', { key: usage, body: { code: quick } })).response, 'quick');
 });
 
 test('the supervisor refuses a payer share that cannot be: an index outside the count, fewer payers than instances', () => {

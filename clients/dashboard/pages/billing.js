@@ -10,7 +10,7 @@ import { TOKEN_ABI, PAYMENTS_ABI } from '../wallet.js';
 // A ChainSecured admin reads its balance with an X-Wallet-Auth header (a BillingAuth signature):
 // one signature serves a few minutes, well inside the service's 300 s window.
 let walletAuth = null;
-async function walletAuthOption() {
+export async function walletAuthOption() {
   if (session.kind !== Kind.Wallet) return {};
   if (!walletAuth || Date.now() - walletAuth.at > 240_000) {
     const { chain_id } = await session.client.getNodeChainConfig();

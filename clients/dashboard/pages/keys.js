@@ -1,8 +1,9 @@
-// Keys page: the account's usage keys with their scopes as checkboxes, new keys (the value shown
-// once), scope changes and revocation, both by the key's hash (listing never returns values).
+// Keys page: the account's usage keys with their scopes as checkboxes and their guardrails, new keys
+// (the value shown once), scope changes and revocation, all by the key's hash (listing never returns values).
 import { $, el, fill, busy, say, shortHash } from '../ui.js';
 import { listGroups, listKeys, addUsageKey, updateUsageKeyScopes, removeUsageKey } from './account_ops.js';
 import { scopeEditor } from './scopes.js';
+import { guardrailsEditor } from './guardrails.js';
 
 let addEditor = null;
 
@@ -29,7 +30,7 @@ async function render() {
     return el('tr', { 'data-key-hash': k.api_key_hash },
       el('td', {}, k.name || '(unnamed)'),
       el('td', { class: 'hash', title: k.api_key_hash }, shortHash(k.api_key_hash)),
-      el('td', {}, editor.node),
+      el('td', {}, editor.node, guardrailsEditor(k, status)),
       el('td', {}, save, ' ', revoke));
   });
   fill($('#keys-table tbody'), rows.length ? rows : el('tr', {}, el('td', { colspan: 4 }, 'No usage keys yet.')));
