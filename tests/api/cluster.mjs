@@ -18,51 +18,13 @@
 //   await cluster.sql(query)         the ledger's answer rows (psql -At, '|' between columns)
 //   cluster.payerShare(i)            the payer addresses instance i may send from
 //   await cluster.stop()
-import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, chmodSync, chownSync, readdirSync, readFileSync, existsSync, rmSync, appendFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, chmodSync, chownSync, readdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { join } from 'node:path';
-import { startStack, httpsRequest, SOURCE_DIR, BUILD_DIR } from './stack.mjs';
+import { startStack, httpsRequest, freePort, launch, stopChild, SOURCE_DIR, BUILD_DIR } from './stack.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.on('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => res(port));
-    });
-  });
-}
-
-const spawned = new Set();
-process.on('exit', () => {
-  for (const c of spawned) {
-    try { c.kill('SIGKILL'); } catch { /* gone */ }
-  }
-});
-
-function launch(cmd, args, logFile, opts = {}) {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
-  child.exited = false;
-  child.exitPromise = new Promise((r) => child.on('exit', () => { child.exited = true; spawned.delete(child); r(); }));
-  const sink = (d) => appendFileSync(logFile, d);
-  child.stdout.on('data', sink);
-  child.stderr.on('data', sink);
-  spawned.add(child);
-  return child;
-}
-
-async function stopChild(child, graceMs = 5000) {
-  if (!child || child.exited) return;
-  try { child.kill('SIGTERM'); } catch { /* gone */ }
-  const t = setTimeout(() => { try { child.kill('SIGKILL'); } catch { /* gone */ } }, graceMs);
-  await child.exitPromise;
-  clearTimeout(t);
-}
 
 /// The newest /usr/lib/postgresql/<version>/bin holding initdb and postgres ($SIGIL_POSTGRES_BINDIR first),
 /// as tests/support/postgres_server.h finds it.
@@ -99,8 +61,8 @@ export async function startPostgres({ port: fixedPort = null } = {}) {
   execFileSync(join(bin, 'initdb'), ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C',
     '--no-sync', '--no-instructions'], { stdio: ['ignore', 'ignore', 'pipe'], ...as });
   const port = fixedPort ?? await freePort();
-  const server = launch(join(bin, 'postgres'), ['-D', join(dir, 'data'), '-p', String(port), '-k', dir,
-    '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=300'], log, as);
+  const server = launch('postgres', join(bin, 'postgres'), ['-D', join(dir, 'data'), '-p', String(port), '-k', dir,
+    '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=300'], log, process.env, as);
   const psqlArgs = ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-At'];
   for (let i = 0; ; i++) {
     if (server.exited) throw new Error(`postgres exited at start:\n${readFileSync(log, 'utf8').slice(-2000)}`);
@@ -210,7 +172,7 @@ export async function startCluster({ instances = 2, workers = 2, maxWorkers = 16
     const prefix = join(dir, 'balancer');
     execFileSync(join(SOURCE_DIR, 'nginx/render-balancer.sh'), [prefix, String(port), ...stacks.map((s) => String(s.port))],
       { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SIGIL_LB_FAIL_TIMEOUT: String(failTimeoutS) } });
-    balancer = launch('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], join(dir, 'logs/balancer.log'));
+    balancer = launch('balancer', 'nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], join(dir, 'logs/balancer.log'));
     const url = `https://127.0.0.1:${port}`;
     let healthy = false;
     for (let i = 0; i < 300 && !healthy; i++) {

@@ -80,7 +80,7 @@ export const ACME_ACCOUNT_URI = 'https://localhost/acme/acct/self-signed-develop
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function freePort() {
+export function freePort() {
   return new Promise((res, rej) => {
     const srv = createServer();
     srv.on('error', rej);
@@ -104,9 +104,11 @@ process.on('exit', () => {
   }
 });
 
-function launch(name, cmd, args, logFile, env = process.env) {
+/// Starts `cmd` (its output appended to logFile), killed when this process exits; `spawnOptions` adds
+/// to spawn's (e.g. uid and gid). Also used by tests/api/cluster.mjs.
+export function launch(name, cmd, args, logFile, env = process.env, spawnOptions = {}) {
   const out = logFile ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'ignore', 'ignore'];
-  const child = spawn(cmd, args, { stdio: out, env });
+  const child = spawn(cmd, args, { stdio: out, env, ...spawnOptions });
   child.name = name;
   child.spec = { cmd, args, logFile, env };
   child.exited = false;
@@ -125,7 +127,7 @@ function launch(name, cmd, args, logFile, env = process.env) {
   return child;
 }
 
-async function stopChild(child, graceMs = 5000) {
+export async function stopChild(child, graceMs = 5000) {
   if (!child || child.exited) return;
   try { child.kill('SIGTERM'); } catch { /* gone */ }
   const t = setTimeout(() => { try { child.kill('SIGKILL'); } catch { /* gone */ } }, graceMs);
