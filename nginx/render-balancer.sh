@@ -13,6 +13,8 @@ if [[ $# -lt 3 ]]; then
     exit 64
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=nginx/render-common.sh
+. "$here/render-common.sh"
 prefix=$(realpath -m "$1")
 port=$2
 shift 2
@@ -27,18 +29,8 @@ done
     echo "bad SIGIL_LB_FAIL_TIMEOUT, SIGIL_LB_READ_TIMEOUT or SIGIL_LB_MAX_BODY_BYTES" >&2; exit 64; }
 
 mkdir -p "$prefix"/{logs,tmp,tls}
-if [[ ! -s $prefix/tls/cert.pem || ! -s $prefix/tls/key.pem ]]; then
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
-        -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
-        -keyout "$prefix/tls/key.pem" -out "$prefix/tls/cert.pem" 2>/dev/null
-    chmod 600 "$prefix/tls/key.pem"
-fi
-user_line=""
-if [[ $(id -u) -eq 0 ]]; then
-    group=$(id -gn nobody 2>/dev/null || echo nogroup)
-    user_line="user nobody $group;"
-    chmod 0755 "$prefix"
-fi
+ensure_dev_certificate "$prefix"
+set_user_line "$prefix"
 servers=""
 for p in "$@"; do
     servers+="        server 127.0.0.1:$p max_fails=1 fail_timeout=${fail_timeout}s;\\n"

@@ -22,6 +22,8 @@ if [[ $# -lt 4 || $# -gt 7 ]]; then
     exit 64
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=nginx/render-common.sh
+. "$here/render-common.sh"
 prefix=$(realpath -m "$1")
 port=$2
 socket=$(realpath -m "$3")
@@ -61,23 +63,14 @@ if [[ ! -f $swagger_dist/swagger-ui-bundle.js ]]; then
     # Not fatal: the API works without its documentation page, which then answers 404.
     echo "warning: $swagger_dist has no swagger-ui-bundle.js (run npm ci); /core/v1/swagger-ui/ will 404" >&2
 fi
-if [[ ! -s $prefix/tls/cert.pem || ! -s $prefix/tls/key.pem ]]; then
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
-        -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
-        -keyout "$prefix/tls/key.pem" -out "$prefix/tls/cert.pem" 2>/dev/null
-    chmod 600 "$prefix/tls/key.pem"
-fi
+ensure_dev_certificate "$prefix"
 
-user_line=""
+set_user_line "$prefix"
 if [[ $(id -u) -eq 0 ]]; then
-    # nginx started as root runs its workers as an unprivileged user; name it, and make sure that
-    # user can reach the socket and the evidence files (DESIGN section 8 trap).
-    group=$(id -gn nobody 2>/dev/null || echo nogroup)
-    user_line="user nobody $group;"
-    chmod 0755 "$prefix"
+    # The workers' unprivileged user must reach the socket and the evidence files (DESIGN section 8 trap).
     chmod -R a+rX "$evidence"
     for p in "$(dirname "$socket")" "$evidence" "$swagger_dist" "$swagger_page" "$dashboard_dir" "$sdk_dir" "$ethers_dist" "$yaml_dist"; do
-        if ! setpriv --reuid=nobody --regid="$group" --clear-groups test -x "$p" 2>/dev/null; then
+        if ! setpriv --reuid=nobody --regid="$user_group" --clear-groups test -x "$p" 2>/dev/null; then
             echo "warning: user nobody cannot reach $p; nginx workers will fail on it (check every parent directory's x bit)" >&2
         fi
     done
