@@ -1,5 +1,5 @@
 // A sans-IO length-prefixed frame codec and the field reader/writer that keyd's messages
-// (keyd/protocol.h) and the sandbox op channel (workers/sandbox/protocol.h) are built from: bytes
+// (keyd/protocol.h) and the sandbox op channel (workers/sandbox/protocol/protocol.h) are built from: bytes
 // in, values out; no sockets here, so tests and fuzzers drive it.
 //
 // Wire format:

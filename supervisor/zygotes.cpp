@@ -33,7 +33,7 @@ namespace {
 using common::ErrorKind;
 using common::MakeError;
 
-// Where sigil-sandbox finds its control socket and its readiness pipe (workers/sandbox/control.h
+// Where sigil-sandbox finds its control socket and its readiness pipe (workers/sandbox/protocol/control.h
 // ZYGOTE_CONTROL_FD, ZYGOTE_READY_FD).
 constexpr int kZygoteControlFd = 3;
 constexpr int kZygoteReadyFd = 4;

@@ -1,4 +1,4 @@
-// sigil-lowerer's pool (workers/sandbox/js/lowerer_pool.js, the code the daemon runs) with real
+// sigil-lowerer's pool (lowerer/lowerer_pool.js, the code the daemon runs) with real
 // worker threads and lowering programs written for the test: every request gets a context no
 // other request touched, a request past its deadline has its thread killed without holding up the
 // others, a request that waits too long for a thread is answered, and a thread that dies is
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 // The file is a script (the daemon's bundle joins it before lowerer_main.js), evaluated here as
 // the bundle would, with require.
 const SOURCE_DIR = process.env.SIGIL_SOURCE_DIR ?? join(import.meta.dirname, '../..');
-const LoweringPool = new Function('require', `${readFileSync(join(SOURCE_DIR, 'workers/sandbox/js/lowerer_pool.js'), 'utf8')}
+const LoweringPool = new Function('require', `${readFileSync(join(SOURCE_DIR, 'lowerer/lowerer_pool.js'), 'utf8')}
 return LoweringPool;`)(createRequire(import.meta.url));
 
 // A pool whose lowering is `program` (it defines __sigil_lower), closed after the test.

@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "workers/sandbox/bigint_native.h"
+#include "workers/sandbox/natives/bigint_native.h"
 #include "workers/sandbox/transpiler.h"
 
 using namespace sigil::workers;

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "workers/sandbox/bigint_native.h"
+#include "workers/sandbox/natives/bigint_native.h"
 #include "workers/sandbox/transpiler.h"
 
 using namespace sigil::workers;

@@ -1,5 +1,5 @@
 // BigInt arithmetic in the real sandbox (sigil-worker --run-local: the sigil-sandbox zygote, the
-// lowering, JSBI and the OpenSSL BN natives of workers/sandbox/bigint_arith.h) against Node's
+// lowering, JSBI and the OpenSSL BN natives of workers/sandbox/natives/bigint_arith.h) against Node's
 // native BigInt on the same expressions: random operands of many sizes and signs, the edge cases
 // (0, -0n, ±1, powers of two and their neighbours, 2^255-19, secp256k1's p and n, operands at
 // and past the natives' 64 Ki-bit limit), and the errors (division by zero, negative exponents,

@@ -5,8 +5,8 @@
 //
 // The codec is sans-IO in its own library (sigil_sandbox_protocol, common/ only), which the fuzz
 // build compiles with the harnesses.
-#include "workers/sandbox/control.h"
-#include "workers/sandbox/protocol.h"
+#include "workers/sandbox/protocol/control.h"
+#include "workers/sandbox/protocol/protocol.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -27,9 +27,9 @@ export const ZONES = [
   // actions hosts the sandbox zygote, a separate executable: it speaks only the protocol headers
   // (and reads the runtime's level, constants of the protocol library, for get_action_client_config,
   // and the lowered text's import header, sans-IO in the protocol library too).
-  { zone: 'workers/actions', uses: ['common', 'workers/chain', 'keyd/client', 'workers/sandbox/protocol.h',
-                                    'workers/sandbox/control.h', 'workers/sandbox/runtime_level.h',
-                                    'workers/sandbox/import_header.h'], system: ['curl/'] },
+  { zone: 'workers/actions', uses: ['common', 'workers/chain', 'keyd/client', 'workers/sandbox/protocol/protocol.h',
+                                    'workers/sandbox/protocol/control.h', 'workers/sandbox/protocol/runtime_level.h',
+                                    'workers/sandbox/protocol/import_header.h'], system: ['curl/'] },
   // api builds a run's receipt request (the receipts' codec, keyd/receipt_protocol.h).
   { zone: 'workers/api', uses: ['common', 'workers/http', 'workers/chain', 'workers/billing', 'workers/actions', 'keyd/client',
                                 'evidence/agent', 'keyd/receipt_protocol.h'] },
@@ -113,7 +113,7 @@ test('actions reaches the sandbox only through its protocol headers; the sandbox
   for (const header of ['workers/sandbox/zygote.h', 'workers/sandbox/child.h', 'workers/sandbox/transpiler.h']) {
     assert.ok(!actions.uses.some((u) => within(header, u)), header);
   }
-  assert.ok(actions.uses.some((u) => within('workers/sandbox/control.h', u)));
+  assert.ok(actions.uses.some((u) => within('workers/sandbox/protocol/control.h', u)));
   const sandbox = zoneOf('workers/sandbox/zygote.cpp');
   assert.deepEqual(sandbox.uses, ['common']);
 });

@@ -1,6 +1,6 @@
 // Produces tests/data/ethers_wallet_vectors.json with the real ethers (npm, node_modules) so the
-// sandbox's ethers (ethers v5 with native fast paths, workers/sandbox/js/ethers_lower.mjs and
-// workers/sandbox/crypto.cpp; signatures and hashes are the same in v5 and v6) can be checked
+// sandbox's ethers (ethers v5 with native fast paths, workers/sandbox/build/ethers_lower.mjs and
+// workers/sandbox/natives/crypto.cpp; signatures and hashes are the same in v5 and v6) can be checked
 // byte for byte. Run from the repository root:
 //   node tests/tools/make_ethers_vectors.mjs > tests/data/ethers_wallet_vectors.json
 import { createRequire } from "node:module";

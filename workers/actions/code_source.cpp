@@ -17,7 +17,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "workers/actions/fetch.h"
-#include "workers/sandbox/runtime_level.h"
+#include "workers/sandbox/protocol/runtime_level.h"
 
 namespace sigil::workers {
 

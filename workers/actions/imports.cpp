@@ -8,7 +8,7 @@
 
 #include "common/log.h"
 #include "workers/actions/lowerer_client.h"
-#include "workers/sandbox/import_header.h"
+#include "workers/sandbox/protocol/import_header.h"
 
 namespace sigil::workers {
 

@@ -7,7 +7,7 @@
 // answers, else the sandbox child, which reports the lowered text before the run's code runs. Its
 // lowered text is cached under "<cid>.module" (memory and <cid>.module.lowered in the folder, with
 // the folder's MAC), apart from what an action of the same CID lowers to, which drops its exports.
-// A unit's imports are read from its lowered text's header (workers/sandbox/import_header.h).
+// A unit's imports are read from its lowered text's header (workers/sandbox/protocol/import_header.h).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,7 @@
 #include "common/result.h"
 #include "workers/actions/code_source.h"
 #include "workers/actions/settings.h"
-#include "workers/sandbox/protocol.h"
+#include "workers/sandbox/protocol/protocol.h"
 
 namespace sigil::workers {
 

@@ -1,5 +1,5 @@
 // Lowering through sigil-lowerer ([actions] lowerer_socket): the sandbox's own lowering (buble,
-// acorn 8, lower.js) run by Node.js in a daemon of its own (workers/sandbox/js/lowerer_main.js).
+// acorn 8, lower.js) run by Node.js in a daemon of its own (lowerer/lowerer_main.js).
 // The sandbox child lowers at the interpreter's speed, about 65 KB/s (a 10 KB action's first run
 // takes ~190 ms that way; through the daemon ~30 ms with one shared context, 3-4 times that since
 // each request gets a fresh one: bench_first_run.mjs, README "Performance"). The text is the same
@@ -7,7 +7,7 @@
 //
 // Trust: the daemon parses attacker-supplied source outside the sandbox, as data for a fixed
 // program (in a V8 context made for that request alone, without require or process, where eval is
-// refused, on a thread killed at the request's deadline: workers/sandbox/js/lowerer_pool.js), with
+// refused, on a thread killed at the request's deadline: lowerer/lowerer_pool.js), with
 // no secret and, under systemd/sigil-lowerer.service, no network; what it
 // answers runs only inside a sandbox child. A daemon taken over through a V8 bug could answer
 // other code for other CIDs' first runs; that is what this speed costs, and why the setting is

@@ -12,7 +12,7 @@
 #include "workers/actions/imports.h"
 #include "workers/actions/lowerer_client.h"
 #include "workers/actions/ops.h"
-#include "workers/sandbox/import_header.h"
+#include "workers/sandbox/protocol/import_header.h"
 
 namespace sigil::workers {
 

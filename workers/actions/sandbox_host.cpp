@@ -23,7 +23,7 @@
 #include "common/utf8.h"
 #include "common/zygote_env.h"
 #include "workers/actions/string_response.h"
-#include "workers/sandbox/control.h"
+#include "workers/sandbox/protocol/control.h"
 
 namespace sigil::workers {
 

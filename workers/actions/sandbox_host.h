@@ -7,7 +7,7 @@
 // started without one (tests, a worker by hand) it starts its own before it touches any request
 // data. The zygote is its own executable, so it and its children carry no libcurl, libfcgi, chain
 // code or worker heap. Per run the worker makes a socketpair, passes one end to the zygote
-// (workers/sandbox/control.h), and the zygote forks a child on it. The zygote reaps the child and
+// (workers/sandbox/protocol/control.h), and the zygote forks a child on it. The zygote reaps the child and
 // reports its wait status, which is how "limit hit" is decided: from how the child ended, never
 // from what it said.
 #pragma once
@@ -25,7 +25,7 @@
 
 #include "common/handles.h"
 #include "common/result.h"
-#include "workers/sandbox/protocol.h"
+#include "workers/sandbox/protocol/protocol.h"
 
 namespace sigil::workers {
 

@@ -1,7 +1,7 @@
 #include "workers/actions/settings.h"
 
 #include "workers/actions/fetch_policy.h"
-#include "workers/sandbox/runtime_level.h"
+#include "workers/sandbox/protocol/runtime_level.h"
 
 namespace sigil::workers {
 

@@ -19,14 +19,14 @@
 
 #include "common/secp256k1.h"
 #include "common/sha256.h"
-#include "workers/sandbox/bigint_native.h"
-#include "workers/sandbox/crypto.h"
-#include "workers/sandbox/import_header.h"
-#include "workers/sandbox/protocol.h"
+#include "workers/sandbox/natives/bigint_native.h"
+#include "workers/sandbox/natives/crypto.h"
+#include "workers/sandbox/protocol/import_header.h"
+#include "workers/sandbox/protocol/protocol.h"
 #include "workers/sandbox/seccomp.h"
 #include "workers/sandbox/transpiler.h"
-#include "workers/sandbox/web_crypto.h"
-#include "workers/sandbox/web_globals.h"
+#include "workers/sandbox/natives/web_crypto.h"
+#include "workers/sandbox/natives/web_globals.h"
 
 namespace sigil::workers {
 namespace {

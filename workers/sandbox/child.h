@@ -3,7 +3,7 @@
 
 #include <duktape.h>
 
-#include "workers/sandbox/protocol.h"
+#include "workers/sandbox/protocol/protocol.h"
 
 namespace sigil::workers {
 
@@ -39,7 +39,7 @@ SandboxHeapHooks SandboxHeap();
 void WarmUpSandboxParent();
 
 // Builds, in the zygote before any fork, the heap every child then runs in (copy-on-write):
-// natives, shims.js, prelude.js, ethers v5 (js/ethers_lower.mjs), frozen built-ins. No request data has touched it,
+// natives, shims.js, prelude.js, ethers v5 (build/ethers_lower.mjs), frozen built-ins. No request data has touched it,
 // and Math.random is reseeded per child. False when it cannot be built (children then build
 // their own heap per run, slower but the same).
 bool PrepareSandboxHeap(const SandboxChildOptions& options);

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "workers/sandbox/control.h"
+#include "workers/sandbox/protocol/control.h"
 #include "workers/sandbox/transpiler.h"
 
 namespace sigil::workers {

@@ -6,7 +6,7 @@
 //   with one listening SOCK_SEQPACKET socket there; the kernel hands each worker's connection to
 //   one of them, and each zygote serves many workers;
 // - own: a worker (or a test) fork+execs one for itself with its end of a socketpair there.
-// Per connection the protocol is workers/sandbox/control.h's. The zygote preloads Duktape, the
+// Per connection the protocol is workers/sandbox/protocol/control.h's. The zygote preloads Duktape, the
 // shims and the transpiler once, before any request data; per SPAWN it forks a child that runs
 // RunSandboxChild on the passed op channel, reaps it and reports its wait status to the
 // connection that asked (how "limit hit" is decided: from how the child ended, never from what it

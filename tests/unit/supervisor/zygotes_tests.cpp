@@ -27,7 +27,7 @@
 #include "supervisor/options.h"
 #include "supervisor/zygotes.h"
 #include "workers/actions/sandbox_host.h"
-#include "workers/sandbox/control.h"
+#include "workers/sandbox/protocol/control.h"
 
 using namespace sigil;
 using namespace sigil::common;

@@ -1,6 +1,6 @@
 # embed.cmake: turns workers/api/schemas/*.json into a generated C++ source holding each file's
 # name and text, so the worker carries its OpenAPI schemas and never reads them from disk
-# (the same idea as workers/sandbox/js_embed.cmake).
+# (the same idea as workers/sandbox/build/js_embed.cmake).
 #
 # Two uses:
 #   include(schemas/embed.cmake)

@@ -1,4 +1,4 @@
-// The BigInt natives of workers/sandbox/bigint_arith.h called directly, in a heap with JSBI and the
+// The BigInt natives of workers/sandbox/natives/bigint_arith.h called directly, in a heap with JSBI and the
 // runtime (lower_runtime.js) as a run has them: their answers are JSBI values, they decline what
 // is JSBI's to do (undefined), refuse what is not a JSBI value (TypeError), and survive operands
 // whose reading runs code. (Their arithmetic against Node: tests/crosscheck/bigint_arith.test.mjs.)
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "tests/support/duk_heap.h"
-#include "workers/sandbox/bigint_native.h"
+#include "workers/sandbox/natives/bigint_native.h"
 #include "workers/sandbox/transpiler.h"
 
 using namespace sigil::workers;

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "common/handles.h"
-#include "workers/sandbox/control.h"
+#include "workers/sandbox/protocol/control.h"
 
 using namespace sigil::common;
 using namespace sigil::workers;

@@ -1,4 +1,4 @@
-// The sandbox's ethers (ethers v5 from npm, lowered by workers/sandbox/js/ethers_lower.mjs) with
+// The sandbox's ethers (ethers v5 from npm, lowered by workers/sandbox/build/ethers_lower.mjs) with
 // its native fast paths (__sigil_crypto, __sigil_keccak256): against vectors made by the real
 // ethers (tests/data/ethers_wallet_vectors.json; signatures, hashes and addresses are the same in
 // v5 and v6), and against ethers' own JavaScript (elliptic, js-sha3) in a second heap without the
@@ -13,7 +13,7 @@
 
 #include "tests/support/duk_heap.h"
 #include "tests/test_support.h"
-#include "workers/sandbox/crypto.h"
+#include "workers/sandbox/natives/crypto.h"
 #include "workers/sandbox/transpiler.h"
 
 using namespace sigil::workers;

@@ -13,10 +13,10 @@
 
 #include "common/cid.h"
 #include "tests/support/duk_heap.h"
-#include "workers/sandbox/import_header.h"
+#include "workers/sandbox/protocol/import_header.h"
 #include "workers/sandbox/transpiler.h"
-#include "workers/sandbox/web_crypto.h"
-#include "workers/sandbox/web_globals.h"
+#include "workers/sandbox/natives/web_crypto.h"
+#include "workers/sandbox/natives/web_globals.h"
 
 using namespace sigil::workers;
 using sigil::test::EvalToString;

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "workers/sandbox/protocol.h"
+#include "workers/sandbox/protocol/protocol.h"
 
 using namespace sigil::common;
 using namespace sigil::workers;

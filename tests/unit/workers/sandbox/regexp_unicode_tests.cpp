@@ -5,10 +5,10 @@
 #include <string>
 
 #include "tests/support/duk_heap.h"
-#include "workers/sandbox/regexp_unicode.h"
+#include "workers/sandbox/natives/regexp_unicode.h"
 #include "workers/sandbox/transpiler.h"
-#include "workers/sandbox/web_crypto.h"
-#include "workers/sandbox/web_globals.h"
+#include "workers/sandbox/natives/web_crypto.h"
+#include "workers/sandbox/natives/web_globals.h"
 
 using namespace sigil::workers;
 

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "tests/support/duk_heap.h"
-#include "workers/sandbox/bigint_native.h"
-#include "workers/sandbox/crypto.h"
+#include "workers/sandbox/natives/bigint_native.h"
+#include "workers/sandbox/natives/crypto.h"
 #include "workers/sandbox/transpiler.h"
-#include "workers/sandbox/web_crypto.h"
-#include "workers/sandbox/web_globals.h"
+#include "workers/sandbox/natives/web_crypto.h"
+#include "workers/sandbox/natives/web_globals.h"
 
 using namespace sigil::workers;
 using sigil::common::ErrorKind;

@@ -8,8 +8,8 @@
 #include "tests/support/duk_heap.h"
 #include "tests/test_support.h"
 #include "workers/sandbox/transpiler.h"
-#include "workers/sandbox/web_crypto.h"
-#include "workers/sandbox/web_globals.h"
+#include "workers/sandbox/natives/web_crypto.h"
+#include "workers/sandbox/natives/web_globals.h"
 
 using namespace sigil::workers;
 

@@ -1,4 +1,4 @@
-#include "workers/sandbox/import_header.h"
+#include "workers/sandbox/protocol/import_header.h"
 
 namespace sigil::workers {
 

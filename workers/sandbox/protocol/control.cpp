@@ -1,4 +1,4 @@
-#include "workers/sandbox/control.h"
+#include "workers/sandbox/protocol/control.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "workers/sandbox/regexp_unicode.h"
+#include "workers/sandbox/natives/regexp_unicode.h"
 
 #include <cstddef>
 #include <string>

@@ -1,5 +1,5 @@
 // BigInt arithmetic natives over OpenSSL's BN (see bigint_arith.h).
-#include "workers/sandbox/bigint_arith.h"
+#include "workers/sandbox/natives/bigint_arith.h"
 
 #include <duktape.h>
 #include <openssl/bn.h>

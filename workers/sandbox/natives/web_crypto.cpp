@@ -1,4 +1,4 @@
-#include "workers/sandbox/web_crypto.h"
+#include "workers/sandbox/natives/web_crypto.h"
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "common/handles.h"
-#include "workers/sandbox/web_crypto_ec.h"
+#include "workers/sandbox/natives/web_crypto_ec.h"
 
 namespace sigil::workers {
 

@@ -1,4 +1,4 @@
-#include "workers/sandbox/web_crypto_ec.h"
+#include "workers/sandbox/natives/web_crypto_ec.h"
 
 #include <openssl/bn.h>
 #include <openssl/core_names.h>

@@ -1,5 +1,5 @@
 // __sigil_crypto and __sigil_keccak256: the natives behind ethers' fast paths in the sandbox.
-#include "workers/sandbox/crypto.h"
+#include "workers/sandbox/natives/crypto.h"
 
 #include <cstring>
 #include <optional>

@@ -24,7 +24,7 @@ constexpr std::size_t MAX_CRYPTO_ARGS_BYTES = 4u * 1024u * 1024u;
 void InstallCryptoNatives(duk_context* ctx);
 
 // The embedded ethers runtime: ethers v5 (node_modules/ethers5, pinned) lowered and patched at
-// build time by js/ethers_lower.mjs; defines the global `ethers`, using the natives above when
+// build time by build/ethers_lower.mjs; defines the global `ethers`, using the natives above when
 // they are installed (ethers' own code otherwise). Evaluate after InstallCryptoNatives,
 // shims.js and prelude.js. Points at static storage, NUL-terminated just past its end.
 std::string_view EthersSource();

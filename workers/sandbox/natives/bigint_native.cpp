@@ -1,7 +1,7 @@
 // __sigil_bigint_hex_to_dec over OpenSSL's BN (see bigint_native.h).
-#include "workers/sandbox/bigint_native.h"
+#include "workers/sandbox/natives/bigint_native.h"
 
-#include "workers/sandbox/bigint_arith.h"
+#include "workers/sandbox/natives/bigint_arith.h"
 
 #include <duktape.h>
 #include <openssl/bn.h>

@@ -1,4 +1,4 @@
-#include "workers/sandbox/web_globals.h"
+#include "workers/sandbox/natives/web_globals.h"
 
 #include <cerrno>
 #include <cstddef>
@@ -7,7 +7,7 @@
 
 #include <sys/random.h>
 
-#include "workers/sandbox/regexp_unicode.h"
+#include "workers/sandbox/natives/regexp_unicode.h"
 
 namespace sigil::workers {
 

@@ -1,5 +1,5 @@
 // sigil-lowerer: the sandbox's lowering (buble, acorn 8 and lower.js, which
-// workers/sandbox/js/lowerer_bundle.mjs puts before this file into bin/sigil-lowerer.cjs as the
+// lowerer/lowerer_bundle.mjs puts before this file into bin/sigil-lowerer.cjs as the
 // string SIGIL_LOWERING_SOURCE) served by Node.js on a unix socket. It is the same __sigil_lower the sandbox child runs in Duktape, under V8's compiler: a
 // worker sends it the source of a CID it has no lowered text for, so the first run of that CID
 // does not pay the interpreter's lowering; when this daemon is not there, slow or gone, the
@@ -15,7 +15,7 @@
 // on one of --threads worker threads (default 2), under a deadline of --deadline-ms plus
 // --deadline-ms-per-kib per KiB of source (default 900 + 10: 100 ms under the 1000 + 10 a worker
 // waits, lowerer_client.h, so the worker hears why); past it the request's thread is terminated and
-// replaced, and the others go on serving (js/lowerer_pool.js).
+// replaced, and the others go on serving (lowerer_pool.js).
 //
 // Protocol, per connection, one request after another:
 //   request:  u32 big-endian length (at most MAX_SOURCE_BYTES), then that many bytes of UTF-8 source

@@ -1,4 +1,4 @@
-#include "workers/sandbox/protocol.h"
+#include "workers/sandbox/protocol/protocol.h"
 
 #include "common/ipc_frame.h"
 
