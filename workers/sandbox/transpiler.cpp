@@ -7,24 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace sigil::workers {
+#include "workers/sandbox/embedded_scripts.h"
 
-namespace embedded {
-extern const unsigned char SHIMS_JS[];
-extern const std::size_t SHIMS_JS_SIZE;
-extern const unsigned char PRELUDE_JS[];
-extern const std::size_t PRELUDE_JS_SIZE;
-extern const unsigned char BUBLE_JS[];
-extern const std::size_t BUBLE_JS_SIZE;
-extern const unsigned char ACORN8_JS[];
-extern const std::size_t ACORN8_JS_SIZE;
-extern const unsigned char LOWER_JS[];
-extern const std::size_t LOWER_JS_SIZE;
-extern const unsigned char JSBI_JS[];
-extern const std::size_t JSBI_JS_SIZE;
-extern const unsigned char LOWER_RUNTIME_JS[];
-extern const std::size_t LOWER_RUNTIME_JS_SIZE;
-}  // namespace embedded
+namespace sigil::workers {
 
 namespace {
 

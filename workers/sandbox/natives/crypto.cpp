@@ -20,13 +20,9 @@
 #include "common/secret.h"
 #include "common/sha256.h"
 #include "common/uint256.h"
+#include "workers/sandbox/embedded_scripts.h"
 
 namespace sigil::workers {
-
-namespace embedded {
-extern const unsigned char ETHERS_JS[];
-extern const std::size_t ETHERS_JS_SIZE;
-}  // namespace embedded
 
 namespace {
 

@@ -3,14 +3,9 @@
 #include <cstddef>
 #include <string>
 
-namespace sigil::workers {
+#include "workers/sandbox/embedded_scripts.h"
 
-namespace embedded {
-extern const unsigned char REGEXPU_JS[];
-extern const std::size_t REGEXPU_JS_SIZE;
-extern const unsigned char UNICODE_PROPERTIES_JS[];
-extern const std::size_t UNICODE_PROPERTIES_JS_SIZE;
-}  // namespace embedded
+namespace sigil::workers {
 
 namespace {
 

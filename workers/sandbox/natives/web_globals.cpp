@@ -8,21 +8,9 @@
 #include <sys/random.h>
 
 #include "workers/sandbox/natives/regexp_unicode.h"
+#include "workers/sandbox/embedded_scripts.h"
 
 namespace sigil::workers {
-
-namespace embedded {
-extern const unsigned char WEB_GLOBALS_JS[];
-extern const std::size_t WEB_GLOBALS_JS_SIZE;
-extern const unsigned char SUBTLE_JS[];
-extern const std::size_t SUBTLE_JS_SIZE;
-extern const unsigned char REGEXP_JS[];
-extern const std::size_t REGEXP_JS_SIZE;
-extern const unsigned char WEB_PACKAGES_JS[];
-extern const std::size_t WEB_PACKAGES_JS_SIZE;
-extern const unsigned char UNORM_JS[];
-extern const std::size_t UNORM_JS_SIZE;
-}  // namespace embedded
 
 namespace {
 
