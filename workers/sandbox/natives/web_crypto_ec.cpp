@@ -16,6 +16,7 @@
 #include <sys/random.h>
 
 #include "common/handles.h"
+#include "workers/sandbox/embedded_scripts.h"
 
 namespace sigil::workers {
 
@@ -360,16 +361,10 @@ duk_ret_t NativeExportDer(duk_context* ctx) {
 // management, key exchange, encoders and decoders lazily, and a child cannot (it may not open
 // files, nor call getpid).
 void WarmUp(duk_context* ctx) {
-    static const char* const PRELOAD = R"JS((function (g) {
-      ['P-256', 'X25519'].forEach(function (curve) {
-        var d = new Uint8Array(32); d[31] = 7;
-        var pub = g.__sigil_ec_public_of(curve, d);
-        g.__sigil_ec_derive(curve, d, pub);
-        g.__sigil_ec_import_der('spki', g.__sigil_ec_export_der('spki', curve, null, pub));
-        g.__sigil_ec_import_der('pkcs8', g.__sigil_ec_export_der('pkcs8', curve, d, pub));
-      });
-    })(this))JS";
-    if (duk_peval_string(ctx, PRELOAD) != 0) (void)duk_throw(ctx);
+    // js/ec_warmup.js; eval code, as the C++ string it was before.
+    if (duk_peval_lstring(ctx, reinterpret_cast<const char*>(embedded::EC_WARMUP_JS), embedded::EC_WARMUP_JS_SIZE) != 0) {
+        (void)duk_throw(ctx);
+    }
     duk_pop(ctx);
 }
 

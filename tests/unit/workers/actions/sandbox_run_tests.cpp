@@ -379,7 +379,7 @@ public:
                              o.response_json);
     }
     // Proxy stays (bundled libraries build on it at load): its traps only run script code where a
-    // getter could already, and no native looks through one (child.cpp's PRELUDE). The web
+    // getter could already, and no native looks through one (js/lockdown.js). The web
     // globals hand their natives fresh buffer views made from what a Proxy answers, which the
     // engine checks like any other, and the Proxy constructor is frozen like every built-in.
     void testProxyKeptAndNativesRefuseIt() {
@@ -412,7 +412,7 @@ public:
             })JS");
         CPPUNIT_ASSERT_EQUAL(std::string(R"([true,true,true,true,true,true,"TypeError",true,"function"])"), o.response_json);
     }
-    // The override mistake repaired (child.cpp's PRELUDE): assignments that shadow a frozen
+    // The override mistake repaired (js/lockdown.js): assignments that shadow a frozen
     // built-in's constructor, toString or an error's name give the object its own property, in
     // strict code too, while the prototypes themselves stay as they were.
     void testFrozenPrototypesCanBeShadowed() {
