@@ -14,7 +14,7 @@ constexpr std::string_view SANDBOX_ENGINE = SIGIL_SANDBOX_ENGINE;
 // aside: README "Actions"), and the lowering tools.
 constexpr std::string_view SANDBOX_SYNTAX_LEVEL = "es2022";
 constexpr std::string_view SANDBOX_LOWERING = SIGIL_SANDBOX_LOWERING;
-// 16 hex digits of a SHA-256 over js/lower.js and build/buble_patch.mjs: which build of our own lowering code.
+// 16 hex digits of a SHA-256 over js/lower.js and build/patches/buble.mjs: which build of our own lowering code.
 constexpr std::string_view SANDBOX_LOWER_JS_DIGEST = SIGIL_SANDBOX_LOWER_JS_DIGEST;
 // The ethers v5 release the sandbox serves (package.json's ethers5 alias).
 constexpr std::string_view SANDBOX_ETHERS_VERSION = SIGIL_SANDBOX_ETHERS_VERSION;
