@@ -1,57 +1,17 @@
-// The layout check (DESIGN.md section 1, "Layout"): every #include in the sources must follow an
-// allowed edge between trust zones, so that, say, sandbox code can never reach libcurl or the chain
-// client. Run by ctest as layout_includes; it reads the files and needs no build.
+// The layout check (docs/layout.json; DESIGN.md section 1, "Layout"): every #include in the
+// sources must follow an allowed edge between trust zones, so that, say, sandbox code can never
+// reach libcurl or the chain client. Run by ctest as layout_includes; it reads the files and needs
+// no build.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { ROOT, ZONES, zoneOf, within } from './layout.mjs';
 
-const ROOT = process.env.SIGIL_SOURCE_DIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-
-// Zones, most specific first: a file belongs to the first zone whose folder holds it.
-// `uses` lists the zones (folders) or single headers it may include besides its own zone;
-// `system` lists the third-party headers only this zone may include.
-export const ZONES = [
-  // The client speaks keyd's message codecs, which live beside protocol.md (keyd/protocol.h and the
-  // receipts' keyd/receipt_protocol.h).
-  { zone: 'keyd/client', uses: ['common', 'keyd/protocol.h', 'keyd/receipt_protocol.h'] },
-  // keyd's TEE key source asks the guest agent for GetKey over the agent's one transport.
-  { zone: 'keyd', uses: ['common', 'evidence/agent/agent_http.h'] },
-  { zone: 'supervisor', uses: ['common'] },
-  // fcgi turns FastCGI records into the HTTP model and hands them to the router: it needs http.
-  { zone: 'workers/fcgi', uses: ['common', 'workers/http'], system: ['fcgiapp.h', 'fcgi_stdio.h', 'fastcgi.h'] },
-  { zone: 'workers/http', uses: ['common'] },
-  { zone: 'workers/chain', uses: ['common', 'keyd/client'], system: ['curl/'] },
-  { zone: 'workers/billing', uses: ['common', 'workers/chain', 'keyd/client'], system: ['sqlite3.h', 'libpq-fe.h', 'curl/'] },
-  // actions hosts the sandbox zygote, a separate executable: it speaks only the protocol headers
-  // (and reads the runtime's level, constants of the protocol library, for get_action_client_config,
-  // and the lowered text's import header, sans-IO in the protocol library too).
-  { zone: 'workers/actions', uses: ['common', 'workers/chain', 'keyd/client', 'workers/sandbox/protocol/protocol.h',
-                                    'workers/sandbox/protocol/control.h', 'workers/sandbox/protocol/runtime_level.h',
-                                    'workers/sandbox/protocol/import_header.h'], system: ['curl/'] },
-  // api builds a run's receipt request (the receipts' codec, keyd/receipt_protocol.h).
-  { zone: 'workers/api', uses: ['common', 'workers/http', 'workers/chain', 'workers/billing', 'workers/actions', 'keyd/client',
-                                'evidence/agent', 'keyd/receipt_protocol.h'] },
-  { zone: 'workers/sandbox', uses: ['common'], system: ['duktape.h', 'duk_config.h', '/usr/share/duktape/', 'linux/seccomp.h', 'linux/filter.h', 'linux/audit.h'] },
-  // worker_main.cpp only wires the zones together.
-  { zone: 'workers', uses: ['common', 'keyd/client', 'workers/fcgi', 'workers/http', 'workers/chain', 'workers/billing',
-                            'workers/actions', 'workers/api'] },
-  // The guest agent's client: the worker's /attestation and /info and sigil-evidence share it.
-  { zone: 'evidence/agent', uses: ['common'], system: ['curl/'] },
-  // sigil-evidence asks keyd for the receipt key's address (receipt-key.json in the evidence set).
-  { zone: 'evidence', uses: ['common', 'evidence/agent', 'keyd/client'] },
-  { zone: 'common', uses: [] },
-];
+// The table is docs/layout.json (layout.mjs reads it): per zone, `uses` lists the zones (folders)
+// or single headers it may include besides its own zone; `system` lists the third-party headers
+// only this zone may include.
 const ZONED_SYSTEM = ZONES.flatMap((z) => z.system ?? []);
-
-function zoneOf(path) {
-  return ZONES.find((z) => path === z.zone || path.startsWith(z.zone + '/'));
-}
-
-function within(target, entry) {
-  return entry.endsWith('.h') ? target === entry : target.startsWith(entry + '/');
-}
 
 function sources(dir) {
   const out = [];
@@ -66,7 +26,7 @@ function sources(dir) {
 // Every violation in the tree, as "file:line: message" strings.
 export function violations() {
   const found = [];
-  const folders = ['common', 'keyd', 'supervisor', 'workers', 'evidence'].filter((d) => {
+  const folders = ['common', 'keyd', 'supervisor', 'workers', 'lowerer', 'evidence'].filter((d) => {
     try { return statSync(join(ROOT, d)).isDirectory(); } catch { return false; }
   });
   for (const file of folders.flatMap(sources)) {
@@ -108,14 +68,18 @@ test('the check catches a forbidden edge (sandbox -> chain) and a forbidden libr
   assert.equal(zoneOf('workers/worker_main.cpp').zone, 'workers');
 });
 
-test('actions reaches the sandbox only through its protocol headers; the sandbox only common', () => {
+test('actions reaches the sandbox only through its protocol library; the sandbox only common and that', () => {
   const actions = zoneOf('workers/actions/sandbox_host.cpp');
-  for (const header of ['workers/sandbox/zygote.h', 'workers/sandbox/child.h', 'workers/sandbox/transpiler.h']) {
+  for (const header of ['workers/sandbox/zygote.h', 'workers/sandbox/child.h', 'workers/sandbox/transpiler.h',
+                        'workers/sandbox/natives/crypto.h']) {
     assert.ok(!actions.uses.some((u) => within(header, u)), header);
   }
   assert.ok(actions.uses.some((u) => within('workers/sandbox/protocol/control.h', u)));
+  assert.equal(zoneOf('workers/sandbox/protocol/control.h').zone, 'workers/sandbox/protocol');
+  assert.deepEqual(zoneOf('workers/sandbox/protocol/protocol.cpp').uses, ['common']);
   const sandbox = zoneOf('workers/sandbox/zygote.cpp');
-  assert.deepEqual(sandbox.uses, ['common']);
+  assert.deepEqual(sandbox.uses, ['common', 'workers/sandbox/protocol']);
+  assert.equal(zoneOf('workers/sandbox/natives/web_crypto.cpp'), sandbox);
 });
 
 test('every folder the table names exists', () => {
