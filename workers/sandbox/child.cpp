@@ -289,7 +289,6 @@ duk_ret_t NativeLowerSource(duk_context* ctx) {
     return 1;
 }
 
-
 void EvalRuntime(duk_context* ctx, std::string_view source, const char* name) {
     duk_push_string(ctx, name);
     duk_compile_lstring_filename(ctx, 0, source.data(), source.size());
