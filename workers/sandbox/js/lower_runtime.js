@@ -338,11 +338,11 @@
         div: Arith(J.divide, function (a, c) { return a / c; }, 'div'),
         mod: Arith(J.remainder, function (a, c) { return a % c; }, 'mod'),
         pow: Arith(J.exponentiate, function (a, c) { return Math.pow(a, c); }, 'pow'),
-        and: Arith(J.bitwiseAnd, function (a, c) { return a & c; }),
-        or: Arith(J.bitwiseOr, function (a, c) { return a | c; }),
-        xor: Arith(J.bitwiseXor, function (a, c) { return a ^ c; }),
-        shl: Arith(J.leftShift, function (a, c) { return a << c; }),
-        sar: Arith(J.signedRightShift, function (a, c) { return a >> c; }),
+        and: Arith(J.bitwiseAnd, function (a, c) { return a & c; }, 'and'),
+        or: Arith(J.bitwiseOr, function (a, c) { return a | c; }, 'or'),
+        xor: Arith(J.bitwiseXor, function (a, c) { return a ^ c; }, 'xor'),
+        shl: Arith(J.leftShift, function (a, c) { return a << c; }, 'shl'),
+        sar: Arith(J.signedRightShift, function (a, c) { return a >> c; }, 'sar'),
         shr: function (a, c) {
             if (IsBig(a) && IsBig(c)) throw new TypeError('BigInts have no unsigned right shift, use >> instead');
             if (IsBig(a) || IsBig(c)) Mix();
