@@ -146,6 +146,9 @@ test('imports by ipfs://CID resolve from --modules or a gateway, checked against
   const noDir = await sigil(['run', '--local', file, '--modules', join(home.dir, 'absent')], { env: home.env });
   assert.equal(noDir.code, 2);
   assert.match(noDir.stderr, /--modules .*absent is not a directory/);
+  const notLocal = await sigil(['run', file, '--modules', dir], { env: home.env });
+  assert.equal(notLocal.code, 2);
+  assert.match(notLocal.stderr, /--modules is for --local runs/);
 });
 
 test('scripts/ipfs-add refuses a home with no running stack, naming the fix', async () => {

@@ -102,6 +102,7 @@ export const COMMANDS = [
         ctx.out.result(run, (r) => show(r, [`time: ${r.time_ms} ms in the local sandbox, lowering included (cid ${r.cid}; throw-away PKP ${r.pkp_id}; nothing charged)`]));
         return run.has_error ? 1 : 0;
       }
+      if (flags.modules) throw new CliError('usage', '--modules is for --local runs: the service fetches imports from its own gateways', 'add --local, or drop --modules');
       const client = ctx.client();
       const body = isCid(target) && !existsSync(target) ? { ipfs_id: target } : { code: readActionFile(target) };
       if (flags.pkp) body.pkp_id = pkpId(flags.pkp);
