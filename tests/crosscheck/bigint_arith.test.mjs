@@ -106,6 +106,7 @@ function compute(input) {
         case '|': r = a | b; break;
         case '^': r = a ^ b; break;
         case '>>=': r = a; r >>= b; break;
+        case 'cmp': r = [a < b, a <= b, a > b, a >= b, a == b, a != b, a === b, a !== b, !a, a ? 1 : 0, a && b, a || b].join(); break;
         case '&=': r = a; r &= b; break;
         case 'mulmod': r = a * b % M; break;
         case 'mulmodneg': r = a * b % NEG; break;
@@ -190,6 +191,10 @@ function Cases() {
     }
   }
   for (const [a, b] of [[SECP_P, 2n ** 64n - 1n], [-SECP_N, 255n]]) add('&=', a, b);
+  // Comparisons and truth (the runtime orders two BigInts by sign, length and digits itself).
+  for (const a of ops) {
+    for (const b of [0n, 1n, -1n, a, -a, a + 1n, a - 1n, 2n ** 30n, -(2n ** 30n), SECP_P, -SECP_P]) add('cmp', a, b);
+  }
   // a * b % m, which the lowering fuses into one call when m is a name or a literal.
   for (const a of ops.slice(0, 60)) {
     for (const b of ops.slice(20)) {
@@ -242,7 +247,7 @@ async function InSandbox(input, dir) {
   return out;
 }
 
-test(`BigInt + - * / % ** << >> & | ^ in the sandbox are Node's, seed ${seed}`, { timeout: 1200000 }, async () => {
+test(`BigInt + - * / % ** << >> & | ^ and comparisons in the sandbox are Node's, seed ${seed}`, { timeout: 1200000 }, async () => {
   const input = Cases();
   const cases = input.cases;
   const inNode = new Function(`${COMPUTE}\nreturn compute;`)()(input);
