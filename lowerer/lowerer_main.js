@@ -13,7 +13,7 @@
 //
 // Every account's source passes through here, so each request is lowered in a context of its own
 // on one of --threads worker threads (default 2), under a deadline of --deadline-ms plus
-// --deadline-ms-per-kib per KiB of source (default 900 + 10: 100 ms under the 1000 + 10 a worker
+// --deadline-ms-per-kib per KiB of source (default 900 + 25: 100 ms under the 1000 + 25 a worker
 // waits, lowerer_client.h, so the worker hears why); past it the request's thread is terminated and
 // replaced, and the others go on serving (lowerer_pool.js).
 //
@@ -45,7 +45,7 @@
     var warmups = Number(Option('warmup', '2'));
     var threads = Number(Option('threads', '2'));
     var deadlineMs = Number(Option('deadline-ms', '900'));
-    var deadlineMsPerKiB = Number(Option('deadline-ms-per-kib', '10'));
+    var deadlineMsPerKiB = Number(Option('deadline-ms-per-kib', '25'));
     if (!socketPath || !(warmups >= 0) || !(Number.isInteger(threads) && threads >= 1 && threads <= 64) || !(deadlineMs > 0) || !(deadlineMsPerKiB >= 0)) {
         process.stderr.write('usage: node sigil-lowerer.cjs --socket PATH [--warmup N] [--threads N] [--deadline-ms MS] ' +
                              '[--deadline-ms-per-kib MS]\n');

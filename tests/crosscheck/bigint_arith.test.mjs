@@ -100,6 +100,14 @@ function compute(input) {
         case '%=': r = a; r %= b; break;
         case '**=': r = a; r **= b; break;
         case 'mixn': r = a * b; break;
+        case '<<': r = a << b; break;
+        case '>>': r = a >> b; break;
+        case '&': r = a & b; break;
+        case '|': r = a | b; break;
+        case '^': r = a ^ b; break;
+        case '>>=': r = a; r >>= b; break;
+        case 'cmp': r = [a < b, a <= b, a > b, a >= b, a == b, a != b, a === b, a !== b, !a, a ? 1 : 0, a && b, a || b].join(); break;
+        case '&=': r = a; r &= b; break;
         case 'mulmod': r = a * b % M; break;
         case 'mulmodneg': r = a * b % NEG; break;
         case 'mulmod0': r = a * b % ZERO; break;
@@ -166,6 +174,27 @@ function Cases() {
     [0n, 2n ** 40n], [1n, 2n ** 64n], [-2n, 65537n], [2n ** 32n - 1n, 2048n], [SECP_N, 256n]]) {
     add('**', a, e);
   }
+  // Shifts (the natives take 0 <= k < 2^17, either sign of a; >> of a negative is a floor) and
+  // & | ^ (the natives take non-negative operands; negative ones are JSBI's two's complement).
+  for (const a of ops) {
+    for (const k of [0n, 1n, 2n, 7n, 29n, 30n, 31n, 60n, 64n, 255n, 256n, 1000n, 65535n, 131071n, 131072n, -1n, -30n]) {
+      const bits = BigInt(a < 0n ? (-a).toString(2).length : a.toString(2).length);
+      if (k > 0n && bits + k > 70000n && a !== 0n) continue;  // JSBI's own RangeError path would build it slowly
+      add('<<', a, k);
+      add('>>', a, k);
+    }
+    add('>>=', a, 3n);
+  }
+  for (const a of ops.slice(0, 70)) {
+    for (const b of ops.slice(10, 70)) {
+      for (const op of ['&', '|', '^']) add(op, a, b);
+    }
+  }
+  for (const [a, b] of [[SECP_P, 2n ** 64n - 1n], [-SECP_N, 255n]]) add('&=', a, b);
+  // Comparisons and truth (the runtime orders two BigInts by sign, length and digits itself).
+  for (const a of ops) {
+    for (const b of [0n, 1n, -1n, a, -a, a + 1n, a - 1n, 2n ** 30n, -(2n ** 30n), SECP_P, -SECP_P]) add('cmp', a, b);
+  }
   // a * b % m, which the lowering fuses into one call when m is a name or a literal.
   for (const a of ops.slice(0, 60)) {
     for (const b of ops.slice(20)) {
@@ -218,7 +247,7 @@ async function InSandbox(input, dir) {
   return out;
 }
 
-test(`BigInt + - * / % ** in the sandbox are Node's, seed ${seed}`, { timeout: 1200000 }, async () => {
+test(`BigInt + - * / % ** << >> & | ^ and comparisons in the sandbox are Node's, seed ${seed}`, { timeout: 1200000 }, async () => {
   const input = Cases();
   const cases = input.cases;
   const inNode = new Function(`${COMPUTE}\nreturn compute;`)()(input);

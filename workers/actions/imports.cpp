@@ -100,4 +100,16 @@ Result<std::vector<SandboxModule>> ResolveModules(const ActionSettings& settings
     return out;
 }
 
+bool ImportsUnsent(const RunOutcome& outcome, const std::vector<SandboxModule>& sent) {
+    auto unsent = [&sent](std::string_view code) {
+        for (const auto& cid : ParseImportHeader(code).cids) {
+            if (std::none_of(sent.begin(), sent.end(), [&cid](const SandboxModule& m) { return m.cid == cid; })) return true;
+        }
+        return false;
+    };
+    if (outcome.lowered_code && unsent(*outcome.lowered_code)) return true;
+    return std::any_of(outcome.lowered_modules.begin(), outcome.lowered_modules.end(),
+                       [&unsent](const auto& module) { return unsent(module.second); });
+}
+
 }  // namespace sigil::workers

@@ -19,6 +19,7 @@
 #include "common/bytes.h"
 #include "common/result.h"
 #include "workers/actions/code_source.h"
+#include "workers/actions/sandbox_host.h"
 #include "workers/actions/settings.h"
 #include "workers/sandbox/protocol/protocol.h"
 
@@ -44,5 +45,12 @@ common::Result<std::vector<SandboxModule>> ResolveModules(const ActionSettings& 
 // Keeps what a run's child lowered of its modules (memory and the shared folder).
 void KeepLoweredModule(const ActionSettings& settings, CodeCache& modules, common::ByteView lowered_key,
                        const std::string& cid, std::string lowered);
+
+// Whether the lowered text of the action or of a module a child just lowered (outcome) imports a
+// module the run was not sent (`sent`): then that child stopped before any of the action's code ran
+// (child.h, "sigil_imports_unresolved"), and the caller resolves the graph the lowered text now
+// names and runs it again. Read from the lowered text itself, never from the child's word (an error
+// a script may throw).
+bool ImportsUnsent(const RunOutcome& outcome, const std::vector<SandboxModule>& sent);
 
 }  // namespace sigil::workers

@@ -1,11 +1,14 @@
 #include "workers/actions/local_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 
 #include <rapidjson/document.h>
 
@@ -14,9 +17,11 @@
 #include "common/json.h"
 #include "common/random.h"
 #include "common/secp256k1.h"
+#include "workers/actions/imports.h"
 #include "workers/actions/ops.h"
 #include "workers/actions/runner.h"
 #include "workers/actions/sandbox_host.h"
+#include "workers/sandbox/import_header.h"
 
 namespace sigil::workers {
 
@@ -25,6 +30,9 @@ using common::MakeError;
 using common::Result;
 
 namespace {
+
+// Runs of a local run whose child stopped to say what its lowered text imports (as the service's).
+constexpr int MAX_LOCAL_IMPORT_ROUNDS = 8;
 
 keyd::PkpKeys ThrowAwayPkp() {
     const common::PrivateKey key = common::PrivateKey::Generate();
@@ -117,7 +125,7 @@ private:
 };
 
 int Usage() {
-    std::fprintf(stderr, "usage: sigil-worker --run-local FILE [--params JSON] [--config sigil.conf]\n");
+    std::fprintf(stderr, "usage: sigil-worker --run-local FILE [--params JSON] [--config sigil.conf] [--modules DIR]\n");
     return 2;
 }
 
@@ -154,11 +162,37 @@ Result<std::string> RunLocal(const ActionSettings& settings, const LocalRunReque
     LocalOps warm_up(settings, cid);
     SIGIL_TRY(warm, RunAction(*zygote, RunRequest{"function main() {}", "{}", settings.run, false}, warm_up));
     (void)warm;
+    std::optional<RunOutcome> local_outcome;
     const auto start = std::chrono::steady_clock::now();
-    SIGIL_TRY(outcome, RunAction(*zygote, run, ops));
+    // Imports by CID as the service resolves them (runner.cpp): the child lowers the action and
+    // stops before any of its code runs when the lowered text imports modules it was not sent; they
+    // come from --modules (code_cache_dir: files named by their CID) or [actions] ipfs_gateways, each
+    // checked against its CID, and the run starts again with them (one round per level of the graph).
+    CodeCache modules(SANDBOX_MAX_MODULES * MAX_LOCAL_IMPORT_ROUNDS);
+    for (int round = 1;; ++round) {
+        if (!run.lower && !ParseImportHeader(run.code).cids.empty()) {
+            const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+            const std::int64_t left = static_cast<std::int64_t>(settings.run.time_ms) - spent.count();
+            SIGIL_TRY(resolved, ResolveModules(settings, modules, {}, cid, run.code, true,
+                                               static_cast<std::uint64_t>(std::max<std::int64_t>(left, 1))));
+            run.modules = std::move(resolved).value();
+        }
+        SIGIL_TRY(outcome, RunAction(*zygote, run, ops));
+        const bool again = round < MAX_LOCAL_IMPORT_ROUNDS && outcome->end == RunEnd::ScriptError &&
+                           outcome->error.code == "sigil_imports_unresolved" && ImportsUnsent(*outcome, run.modules);
+        if (outcome->lowered_code) {
+            run.code = std::move(*outcome->lowered_code);
+            run.lower = false;
+        }
+        outcome->lowered_code.reset();
+        for (auto& [module, text] : outcome->lowered_modules) KeepLoweredModule(settings, modules, {}, module, std::move(text));
+        outcome->lowered_modules.clear();
+        if (again) continue;
+        local_outcome = std::move(outcome).value();
+        break;
+    }
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    outcome->lowered_code.reset();
-    const ActionResult result{cid, std::move(outcome).value(), ops.TakeLogs()};
+    const ActionResult result{cid, std::move(*local_outcome), ops.TakeLogs()};
     std::string json = result.ResponseJson();
     json.pop_back();  // the closing brace: the local fields follow
     char time_ms[32];
@@ -168,10 +202,11 @@ Result<std::string> RunLocal(const ActionSettings& settings, const LocalRunReque
 }
 
 int RunLocalMain(int argc, char** argv) {
-    std::string file, params = "{}", config_path;
+    std::string file, params = "{}", config_path, modules_dir;
     for (int i = 2; i < argc; ++i) {
         if (std::strcmp(argv[i], "--params") == 0 && i + 1 < argc) params = argv[++i];
         else if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) config_path = argv[++i];
+        else if (std::strcmp(argv[i], "--modules") == 0 && i + 1 < argc) modules_dir = argv[++i];
         else if (argv[i][0] != '-' && file.empty()) file = argv[i];
         else return Usage();
     }
@@ -194,6 +229,13 @@ int RunLocalMain(int argc, char** argv) {
     }
     // The sandbox is the one beside this program, whatever the file names for the service's host.
     settings->sandbox_path.clear();
+    // Modules imported by CID: the folder given (files named by their CID, each checked against it;
+    // what a gateway sends is kept there too), else none of the service's cache folder.
+    settings->code_cache_dir = modules_dir;
+    if (!modules_dir.empty() && !std::filesystem::is_directory(modules_dir)) {
+        std::fprintf(stderr, "sigil-worker: --modules %s is not a directory\n", modules_dir.c_str());
+        return 2;
+    }
     auto answer = RunLocal(*settings, request);
     if (!answer.ok()) {
         std::fprintf(stderr, "sigil-worker: %s: %s\n", answer.error().code.c_str(), answer.error().message.c_str());

@@ -24,8 +24,13 @@ struct LocalRunRequest {
 // Errors: InvalidInput "invalid_params" (not a JSON object), those of Zygote::Start and RunAction.
 common::Result<std::string> RunLocal(const ActionSettings& settings, const LocalRunRequest& request);
 
-// main() of the mode: sigil-worker --run-local FILE [--params JSON] [--config sigil.conf]
-// ([actions] of the file sets the limits and fetch's allowed addresses; without it the defaults).
+// Imports by CID (`import x from "ipfs://<CID>"`) resolve as on the service (imports.h): each module
+// from settings.code_cache_dir (files named by their CID) or settings.ipfs_gateways, checked against
+// its CID; a module found nowhere is the error "ipfs_unavailable" (or "ipfs_cid_mismatch") naming it.
+//
+// main() of the mode: sigil-worker --run-local FILE [--params JSON] [--config sigil.conf] [--modules DIR]
+// ([actions] of the file sets the limits, fetch's allowed addresses and the gateways; without it the
+// defaults; --modules DIR: the folder of modules by CID, where what a gateway sends is kept too).
 // Exit 0 with the JSON on stdout (a script error included), 2 on bad usage, 1 when it could not run.
 int RunLocalMain(int argc, char** argv);
 

@@ -141,7 +141,7 @@ bool CoolingDown(const std::string& socket_path) {
 }  // namespace
 
 int LowererWaitMs(std::size_t source_bytes) {
-    return static_cast<int>(1000 + 10 * (source_bytes / 1024));
+    return static_cast<int>(1000 + 25 * (source_bytes / 1024));
 }
 
 std::optional<std::string> LowerWithDaemon(const std::string& socket_path, std::string_view source, int max_wait_ms) {

@@ -26,8 +26,9 @@ namespace sigil::workers {
 constexpr std::size_t MAX_LOWERER_SOURCE_BYTES = 1u << 20;
 
 // How long a source of this size may take in the daemon before the worker gives up on it: 1 s
-// plus 10 ms per KiB (it lowered about 400 KB/s with one shared context, and about a third of that
-// in a fresh context per request; 100 KB/s leaves some room for a busy machine).
+// plus 25 ms per KiB (it lowered about 400 KB/s with one shared context, and about a third of that
+// in a fresh context per request; a 313 KiB esbuild bundle that mentions BigInt took 4.8-6.5 s, about
+// 50-65 KB/s, at load 7: at 10 ms per KiB it fell to the child, which ran out of the 64 MiB heap).
 int LowererWaitMs(std::size_t source_bytes);
 
 // The lowered text of `source`, or nullopt when the daemon does not give it within

@@ -31,21 +31,6 @@ constexpr std::uint64_t MAX_LOWERER_WAIT_MS = 10000;
 // nothing had lowered yet, when sigil-lowerer is not there to lower it up front.
 constexpr int MAX_IMPORT_ROUNDS = 8;
 
-// Whether the lowered text of the action or of a module a child just lowered imports a module the
-// run was not sent: then that child stopped before any of the action's code ran (child.h), which
-// the worker sees for itself rather than taking the child's word (an error a script may throw).
-bool ImportsUnsent(const RunOutcome& outcome, const std::vector<SandboxModule>& sent) {
-    auto unsent = [&sent](std::string_view code) {
-        for (const auto& cid : ParseImportHeader(code).cids) {
-            if (std::none_of(sent.begin(), sent.end(), [&cid](const SandboxModule& m) { return m.cid == cid; })) return true;
-        }
-        return false;
-    };
-    if (outcome.lowered_code && unsent(*outcome.lowered_code)) return true;
-    return std::any_of(outcome.lowered_modules.begin(), outcome.lowered_modules.end(),
-                       [&unsent](const auto& module) { return unsent(module.second); });
-}
-
 // What Sigil.Actions.caller() answers: who called, as the worker authenticated the request.
 std::string CallerJson(const Caller& caller, const std::string& client_address) {
     return "{\"apiKeyHash\":" + common::JsonQuote(common::HexEncode(caller.key_hash.Word(), true)) +

@@ -93,6 +93,64 @@ test('bad input: clear errors with the fix, exit status 2 for usage', async () =
   assert.match(pkp.stderr, /throw-away PKP/);
 });
 
+test('imports by ipfs://CID resolve from --modules or a gateway, checked against the CID, as on the service', async () => {
+  const { mkdirSync, copyFileSync } = require('node:fs');
+  const { createServer } = require('node:http');
+  // Two levels (the action imports lib, which imports base), so a second round resolves what the
+  // child's lowering of lib names.
+  const base = action('base.mjs', 'export const unit = 21n;\n');
+  const baseCid = execCid(base);
+  const lib = action('lib.mjs', `import { unit } from "ipfs://${baseCid}";\nexport const twice = (x) => String(2n * unit * BigInt(x));\nexport default "lib";\n`);
+  const libCid = execCid(lib);
+  const file = action('imports.js', `import name, { twice } from "ipfs://${libCid}";\nasync function main({ k }) { return name + ":" + twice(k); }\n`);
+  const dir = join(home.dir, 'modules');
+  mkdirSync(dir);
+  copyFileSync(base, join(dir, baseCid));
+  copyFileSync(lib, join(dir, libCid));
+  const offline = join(home.dir, 'offline.conf');
+  writeFileSync(offline, '[actions]\nipfs_gateways = http://127.0.0.1:9/ipfs/\nipfs_timeout_ms = 2000\n');
+  const fromDir = await sigil(['run', '--local', file, '--modules', dir, '--config', offline, '--params', '{"k":2}', '--json'], { env: home.env });
+  assert.equal(fromDir.code, 0, fromDir.stderr);
+  assert.equal(fromDir.json.response, 'lib:84');
+
+  // A file whose bytes are not its name's CID is not taken: no gateway has it either, so the run
+  // stops with the error naming the module and its importer, and the fix.
+  writeFileSync(join(dir, baseCid), 'export const unit = 1n;\n');
+  const tampered = await sigil(['run', '--local', file, '--modules', dir, '--config', offline], { env: home.env });
+  assert.equal(tampered.code, 1);
+  assert.match(tampered.stderr, new RegExp(`ipfs_unavailable: the module ipfs://${baseCid} imported by ${libCid}: `));
+  assert.match(tampered.stderr, /fix: give the module with --modules DIR/);
+
+  // From a gateway (loopback HTTP, as the service's tests serve one): what it sends is checked too.
+  const served = new Map([[baseCid, 'export const unit = 21n;\n'], [libCid, null]]);
+  const gateway = createServer((req, res) => {
+    const cid = req.url.replace('/ipfs/', '');
+    const text = cid === libCid ? require('node:fs').readFileSync(lib, 'utf8') : served.get(cid);
+    if (text === undefined) { res.writeHead(404); res.end(); return; }
+    res.end(text);
+  });
+  await new Promise((r) => gateway.listen(0, '127.0.0.1', r));
+  try {
+    const online = join(home.dir, 'online.conf');
+    writeFileSync(online, `[actions]\nipfs_gateways = http://127.0.0.1:${gateway.address().port}/ipfs/\n`);
+    const fromGateway = await sigil(['run', '--local', file, '--config', online, '--params', '{"k":3}', '--json'], { env: home.env });
+    assert.equal(fromGateway.code, 0, fromGateway.stderr);
+    assert.equal(fromGateway.json.response, 'lib:126');
+    served.set(baseCid, 'export const unit = 1n;\n');
+    const mismatch = await sigil(['run', '--local', file, '--config', online], { env: home.env });
+    assert.equal(mismatch.code, 1);
+    assert.match(mismatch.stderr, new RegExp(`ipfs_(cid_mismatch|unavailable): the module ipfs://${baseCid} imported by ${libCid}`));
+  } finally {
+    gateway.close();
+  }
+  const noDir = await sigil(['run', '--local', file, '--modules', join(home.dir, 'absent')], { env: home.env });
+  assert.equal(noDir.code, 2);
+  assert.match(noDir.stderr, /--modules .*absent is not a directory/);
+  const notLocal = await sigil(['run', file, '--modules', dir], { env: home.env });
+  assert.equal(notLocal.code, 2);
+  assert.match(notLocal.stderr, /--modules is for --local runs/);
+});
+
 test('scripts/ipfs-add refuses a home with no running stack, naming the fix', async () => {
   const { spawnSync } = require('node:child_process');
   const file = action('add.js', 'function main() { return 1; }');

@@ -302,6 +302,12 @@
 
         function Mark(node, parent, parentKey) {
             var dirty = NeedsOwn(node, parent, parentKey);
+            // {...x} copies own properties (buble: Object.assign); only array and call spreads iterate.
+            if (node.type === 'ObjectExpression') {
+                for (var p = 0; p < node.properties.length; p++) {
+                    if (node.properties[p].type === 'SpreadElement') node.properties[p].$inObject = true;
+                }
+            }
             for (var key in node) {
                 if (key === 'loc' || key.charAt(0) === '$' || !Object.prototype.hasOwnProperty.call(node, key)) continue;
                 var value = node[key];
@@ -666,7 +672,7 @@
             ChainExpression: function (node) { return ChainText(node.expression); },
             AwaitExpression: function (node) { return '__sigil_await(' + R(node.argument) + ')'; },
             PrivateIdentifier: function (node) { return PrivateName(node.name); },
-            SpreadElement: function (node) { return '...__sigil_spread(' + R(node.argument) + ')'; },
+            SpreadElement: function (node) { return node.$inObject ? undefined : '...__sigil_spread(' + R(node.argument) + ')'; },
             // tag`a${x}` -> tag(strings with .raw, x): buble's own lowering has no .raw.
             TaggedTemplateExpression: function (node) {
                 var cooked = [];

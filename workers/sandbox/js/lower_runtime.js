@@ -308,9 +308,22 @@
         if (typeof x === 'boolean') return x ? 1 : 0;
         return x;
     }
-    function Compare(big, native, equality) {
+    // -1, 0 or 1 for two JSBI values, from their signs, lengths and digits (JSBI's own compare is
+    // the same walk under several more calls, which is most of a comparison's cost in Duktape; noble
+    // compares with 0n around every field operation). Zero has no digits and is never negative.
+    function Order(a, b) {
+        if (a.sign !== b.sign) return a.sign ? -1 : 1;
+        var s = a.sign ? -1 : 1;
+        if (a.length !== b.length) return a.length > b.length ? s : -s;
+        for (var i = a.length - 1; i >= 0; i--) {
+            if (a[i] !== b[i]) return a[i] > b[i] ? s : -s;
+        }
+        return 0;
+    }
+    function Compare(big, native, equality, test) {
         return function (a, b) {
             if (typeof a === 'number' && typeof b === 'number') return native(a, b);
+            if (a instanceof J && b instanceof J) return test(Order(a, b));
             if (IsBig(a) || IsBig(b)) {
                 if (equality && (a === null || a === undefined || b === null || b === undefined)) return native(a, b);
                 return big(Operand(a), Operand(b));
@@ -338,34 +351,34 @@
         div: Arith(J.divide, function (a, c) { return a / c; }, 'div'),
         mod: Arith(J.remainder, function (a, c) { return a % c; }, 'mod'),
         pow: Arith(J.exponentiate, function (a, c) { return Math.pow(a, c); }, 'pow'),
-        and: Arith(J.bitwiseAnd, function (a, c) { return a & c; }),
-        or: Arith(J.bitwiseOr, function (a, c) { return a | c; }),
-        xor: Arith(J.bitwiseXor, function (a, c) { return a ^ c; }),
-        shl: Arith(J.leftShift, function (a, c) { return a << c; }),
-        sar: Arith(J.signedRightShift, function (a, c) { return a >> c; }),
+        and: Arith(J.bitwiseAnd, function (a, c) { return a & c; }, 'and'),
+        or: Arith(J.bitwiseOr, function (a, c) { return a | c; }, 'or'),
+        xor: Arith(J.bitwiseXor, function (a, c) { return a ^ c; }, 'xor'),
+        shl: Arith(J.leftShift, function (a, c) { return a << c; }, 'shl'),
+        sar: Arith(J.signedRightShift, function (a, c) { return a >> c; }, 'sar'),
         shr: function (a, c) {
             if (IsBig(a) && IsBig(c)) throw new TypeError('BigInts have no unsigned right shift, use >> instead');
             if (IsBig(a) || IsBig(c)) Mix();
             return a >>> c;
         },
-        lt: Compare(J.LT, function (a, c) { return a < c; }),
-        le: Compare(J.LE, function (a, c) { return a <= c; }),
-        gt: Compare(J.GT, function (a, c) { return a > c; }),
-        ge: Compare(J.GE, function (a, c) { return a >= c; }),
-        eq: Compare(J.EQ, function (a, c) { return a == c; }, true),  // eslint-disable-line eqeqeq
-        ne: Compare(J.NE, function (a, c) { return a != c; }, true),  // eslint-disable-line eqeqeq
-        seq: function (a, c) { return IsBig(a) && IsBig(c) ? J.equal(a, c) : a === c; },
-        sne: function (a, c) { return IsBig(a) && IsBig(c) ? !J.equal(a, c) : a !== c; },
+        lt: Compare(J.LT, function (a, c) { return a < c; }, false, function (o) { return o < 0; }),
+        le: Compare(J.LE, function (a, c) { return a <= c; }, false, function (o) { return o <= 0; }),
+        gt: Compare(J.GT, function (a, c) { return a > c; }, false, function (o) { return o > 0; }),
+        ge: Compare(J.GE, function (a, c) { return a >= c; }, false, function (o) { return o >= 0; }),
+        eq: Compare(J.EQ, function (a, c) { return a == c; }, true, function (o) { return o === 0; }),  // eslint-disable-line eqeqeq
+        ne: Compare(J.NE, function (a, c) { return a != c; }, true, function (o) { return o !== 0; }),  // eslint-disable-line eqeqeq
+        seq: function (a, c) { return a instanceof J && c instanceof J ? Order(a, c) === 0 : a === c; },
+        sne: function (a, c) { return a instanceof J && c instanceof J ? Order(a, c) !== 0 : a !== c; },
         neg: function (a) { return IsBig(a) ? J.unaryMinus(a) : -a; },
         not: function (a) { return IsBig(a) ? J.bitwiseNot(a) : ~a; },
         pos: function (a) {
             if (IsBig(a)) throw new TypeError('Cannot convert a BigInt value to a number');
             return +a;
         },
-        lnot: function (a) { return IsBig(a) ? J.equal(a, ZERO) : !a; },
-        truth: function (a) { return IsBig(a) ? !J.equal(a, ZERO) : !!a; },
-        land: function (a, f) { return (IsBig(a) ? !J.equal(a, ZERO) : a) ? f() : a; },
-        lor: function (a, f) { return (IsBig(a) ? !J.equal(a, ZERO) : a) ? a : f(); },
+        lnot: function (a) { return a instanceof J ? a.length === 0 : !a; },
+        truth: function (a) { return a instanceof J ? a.length !== 0 : !!a; },
+        land: function (a, f) { return (a instanceof J ? a.length !== 0 : a) ? f() : a; },
+        lor: function (a, f) { return (a instanceof J ? a.length !== 0 : a) ? a : f(); },
         type: function (a) { return IsBig(a) ? 'bigint' : typeof a; },
         inc: function (a) { return IsBig(a) ? J.add(a, ONE) : +a + 1; },
         dec: function (a) { return IsBig(a) ? J.subtract(a, ONE) : +a - 1; },

@@ -302,6 +302,68 @@ duk_ret_t ModInv(duk_context* ctx) {
     });
 }
 
+// a << k and a >> k for 0 <= k < 2^17 (the result within MAX_BIGINT_NATIVE_BITS): BN shifts the
+// magnitude, which is << for either sign; >> of a negative a is floor(a / 2^k), that is
+// -((|a| - 1) >> k) - 1. A negative or larger k (a shift the other way, or one JSBI refuses or
+// runs itself) is JSBI's. noble's field and scalar code shifts in every loop step.
+bool ShiftCount(const BIGNUM* k, int& out) {
+    if (BN_is_negative(k) || BN_num_bits(k) > 17) return false;
+    out = static_cast<int>(BN_get_word(k));
+    return true;
+}
+
+duk_ret_t Shl(duk_context* ctx) {
+    return Native<2, true>(ctx, MAX_BIGINT_NATIVE_BITS, [](BIGNUM* r, Two& in, BN_CTX*) {
+        int k = 0;
+        if (!ShiftCount(in[1], k) || static_cast<std::size_t>(BN_num_bits(in[0])) + k > MAX_BIGINT_NATIVE_BITS) return false;
+        return BN_lshift(r, in[0], k) == 1;
+    });
+}
+
+duk_ret_t Sar(duk_context* ctx) {
+    return Native<2>(ctx, MAX_BIGINT_NATIVE_BITS, [](BIGNUM* r, Two& in, BN_CTX*) {
+        int k = 0;
+        if (!ShiftCount(in[1], k)) return false;
+        if (!BN_is_negative(in[0])) return BN_rshift(r, in[0], k) == 1;
+        BN_set_negative(in[0], 0);
+        if (BN_sub_word(in[0], 1) != 1 || BN_rshift(r, in[0], k) != 1 || BN_add_word(r, 1) != 1) return false;
+        BN_set_negative(r, 1);
+        return true;
+    });
+}
+
+// a & b, a | b, a ^ b of two non-negative values, byte by byte over the magnitudes (BN has no
+// bitwise operators). Negative operands (two's complement semantics) are JSBI's.
+template <typename Op>
+duk_ret_t Bitwise(duk_context* ctx, Op op) {
+    Magnitude a, b;
+    for (int i = 0; i < 2; ++i) {
+        Read read = ReadBig(ctx, i, MAX_BIGINT_NATIVE_BITS, i == 0 ? a : b);
+        if (read == Read::Malformed) return DUK_RET_TYPE_ERROR;
+        if (read == Read::TooLarge) return 0;
+    }
+    if (a.negative || b.negative) return 0;
+    std::size_t size = std::max(a.size, b.size);
+    unsigned char small[SMALL_BYTES + 1];
+    auto* out = size <= sizeof small ? small : static_cast<unsigned char*>(duk_push_buffer(ctx, size, 0));
+    for (std::size_t i = 0; i < size; ++i) {
+        out[i] = op(i < a.size ? a.bytes[i] : 0, i < b.size ? b.bytes[i] : 0);
+    }
+    while (size > 0 && out[size - 1] == 0) --size;
+    PushBig(ctx, out, size, false);
+    return 1;
+}
+
+duk_ret_t And(duk_context* ctx) {
+    return Bitwise(ctx, [](unsigned char x, unsigned char y) { return static_cast<unsigned char>(x & y); });
+}
+duk_ret_t Or(duk_context* ctx) {
+    return Bitwise(ctx, [](unsigned char x, unsigned char y) { return static_cast<unsigned char>(x | y); });
+}
+duk_ret_t Xor(duk_context* ctx) {
+    return Bitwise(ctx, [](unsigned char x, unsigned char y) { return static_cast<unsigned char>(x ^ y); });
+}
+
 // text(a, radix): a's digits in radix 16 or 10, with a '-' when negative. JSBI builds its text a
 // character at a time, and every concatenation copies the string in Duktape: 300 ms for 64 Ki
 // bits. Hex is written from the bytes here; decimal through BN_bn2dec.
@@ -423,7 +485,9 @@ duk_ret_t Bind(duk_context* ctx) {
     static constexpr Entry entries[] = {{"mul", Mul, 2}, {"div", Div, 2},       {"mod", Mod, 2},
                                         {"add", Add, 2}, {"sub", Sub, 2},       {"pow", Pow, 2},
                                         {"modpow", ModPow, 3}, {"modinv", ModInv, 2},
-                                        {"text", ToText, 2}, {"parse", Parse, 2}, {"mulmod", MulMod, 3}};
+                                        {"text", ToText, 2}, {"parse", Parse, 2}, {"mulmod", MulMod, 3},
+                                        {"shl", Shl, 2}, {"sar", Sar, 2}, {"and", And, 2}, {"or", Or, 2},
+                                        {"xor", Xor, 2}};
     duk_push_object(ctx);
     for (const Entry& entry : entries) {
         duk_push_c_function(ctx, entry.fn, entry.nargs);

@@ -1,6 +1,6 @@
 // BigInt natives for the BigInt runtime (js/lower_runtime.js): multiplication, division,
-// remainder, exponentiation, addition, subtraction, modular exponentiation, modular inverse and
-// text conversion of JSBI values through OpenSSL's BN. JSBI's own arithmetic runs in Duktape's
+// remainder, exponentiation, addition, subtraction, shifts, bitwise and/or/xor of non-negative
+// values, modular exponentiation, modular inverse and text conversion of JSBI values through OpenSSL's BN. JSBI's own arithmetic runs in Duktape's
 // interpreter about 1000x slower than V8 at 256 bits; these run in microseconds.
 //
 // Representation across the boundary: the JSBI objects themselves. A JSBI value is an Array
@@ -39,6 +39,8 @@ constexpr std::size_t MAX_BIGINT_NATIVE_TEXT_BITS = 4 * MAX_BIGINT_NATIVE_BITS;
 //   mul(a, b)  a * b          div(a, b)  a / b (truncated)   mod(a, b)  a % b (sign of a)
 //   add(a, b)  a + b          sub(a, b)  a - b               pow(a, b)  a ** b
 //   mulmod(a, b, m)  a * b % m (the remainder's sign is the product's), m not zero
+//   shl(a, k)  a << k         sar(a, k)  a >> k (floor)      for 0 <= k < 2^17
+//   and(a, b)  a & b          or(a, b)   a | b               xor(a, b)  a ^ b   (a, b >= 0)
 //   modpow(a, e, m)  a ** e mod m in [0, m) for m > 0 and e >= 0
 //   modinv(a, m)     the inverse of a mod m in [0, m) for m > 0
 //   text(a, radix)   a's digits in radix 16 or 10 (lowercase, '-' when negative): a string

@@ -32,9 +32,10 @@ export function findWorker() {
   return found;
 }
 
-function runLocal(file, params, config) {
+function runLocal(file, params, config, modules) {
   const args = ['--run-local', file, '--params', JSON.stringify(params ?? {})];
   if (config) args.push('--config', config);
+  if (modules) args.push('--modules', modules);
   return new Promise((resolve, reject) => {
     const child = spawn(findWorker(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -47,9 +48,13 @@ function runLocal(file, params, config) {
         try { resolve(JSON.parse(stdout)); } catch { reject(new CliError('sandbox_failed', `sigil-worker answered no JSON: ${stdout}${stderr}`)); }
         return;
       }
-      const why = stderr.trim().replace(/^sigil-worker: /, '');
-      reject(new CliError(code === 2 ? 'usage' : 'sandbox_failed', why || `sigil-worker exited with ${code}`,
-        code === 2 ? 'sigil run --help' : 'is the build complete (sigil-sandbox beside sigil-worker)?'));
+      // The worker's own error line (its warnings come before it).
+      const why = stderr.trim().split('\n').pop().replace(/^sigil-worker: /, '');
+      const imports = /^ipfs_(unavailable|cid_mismatch)\b/.test(why);
+      reject(new CliError(code === 2 ? 'usage' : imports ? why.split(':')[0] : 'sandbox_failed', why || `sigil-worker exited with ${code}`,
+        code === 2 ? 'sigil run --help'
+          : imports ? 'give the module with --modules DIR (a file named by its CID) or a gateway that has it ([actions] ipfs_gateways of --config)'
+            : 'is the build complete (sigil-sandbox beside sigil-worker)?'));
     });
   });
 }
@@ -67,7 +72,7 @@ function show(run, extra) {
 
 export const COMMANDS = [
   {
-    path: ['run'], usage: 'FILE|CID [--params JSON] [--pkp ADDR] [--receipt OUT] [--local [--config sigil.conf]]', args: [1, 1],
+    path: ['run'], usage: 'FILE|CID [--params JSON] [--pkp ADDR] [--receipt OUT] [--local [--config sigil.conf] [--modules DIR]]', args: [1, 1],
     summary: 'run an action (a file inline, or a CID) and print its response, logs and time; --local tries it on this machine',
     help: 'Runs an action with the profile\'s key (POST /core/v1/sigil_action): a FILE is sent inline, a CID is\n' +
       'fetched by the service from its gateways. A group the key may execute on must list the CID (and the PKP).\n' +
@@ -75,12 +80,15 @@ export const COMMANDS = [
       '--local runs FILE in the real sandbox here (the build\'s sigil-sandbox: same runtime and limits as the\n' +
       'service; --config takes a sigil.conf whose [actions] limits apply) with throw-away keys: one PKP whose\n' +
       'address is js_params.pkpId unless you give one, and a throw-away action key. No account, no chain write,\n' +
-      'nothing charged; fetch follows the same address policy. Exit status 1 when the action ended with an error.',
+      'nothing charged; fetch follows the same address policy. Imports by ipfs://CID resolve as on the service:\n' +
+      'from --modules DIR (files named by their CID) or the gateways of --config\'s [actions] ipfs_gateways, each\n' +
+      'checked against its CID. Exit status 1 when the action ended with an error.',
     options: {
       params: { type: 'string', valueName: 'JSON', help: 'js_params: the object main() receives' },
       pkp: { type: 'string', valueName: 'ADDR', help: 'the PKP the run may use (pkp_id)' },
       local: { type: 'boolean', help: 'run in the sandbox on this machine, with throw-away keys' },
       config: { type: 'string', valueName: 'FILE', help: 'with --local: a sigil.conf whose [actions] limits apply' },
+      modules: { type: 'string', valueName: 'DIR', help: 'with --local: modules imported by ipfs://CID, each a file named by its CID' },
       receipt: { type: 'string', valueName: 'OUT', help: 'ask for a signed receipt (docs/receipts.md) and write the run answer holding it to OUT; check it with sigil-verify URL --receipt OUT' },
     },
     async run(ctx, [target], flags) {
@@ -90,10 +98,11 @@ export const COMMANDS = [
         if (flags.pkp) throw new CliError('usage', '--local has one throw-away PKP (js_params.pkpId); --pkp names a real one', 'drop --pkp');
         if (flags.receipt) throw new CliError('usage', '--local runs sign no receipt: only a deployment\'s receipt key does', 'drop --receipt');
         readActionFile(target);
-        const run = await runLocal(target, params, flags.config);
+        const run = await runLocal(target, params, flags.config, flags.modules);
         ctx.out.result(run, (r) => show(r, [`time: ${r.time_ms} ms in the local sandbox, lowering included (cid ${r.cid}; throw-away PKP ${r.pkp_id}; nothing charged)`]));
         return run.has_error ? 1 : 0;
       }
+      if (flags.modules) throw new CliError('usage', '--modules is for --local runs: the service fetches imports from its own gateways', 'add --local, or drop --modules');
       const client = ctx.client();
       const body = isCid(target) && !existsSync(target) ? { ipfs_id: target } : { code: readActionFile(target) };
       if (flags.pkp) body.pkp_id = pkpId(flags.pkp);

@@ -228,8 +228,8 @@ public:
         CPPUNIT_ASSERT(Clock::now() - start < std::chrono::milliseconds(50));
         // The wait is bounded by the source's size as well as by the caller's limit.
         CPPUNIT_ASSERT_EQUAL(1000, LowererWaitMs(0));
-        CPPUNIT_ASSERT_EQUAL(1100, LowererWaitMs(10 * 1024));
-        CPPUNIT_ASSERT_EQUAL(1000 + 10 * 1024, LowererWaitMs(MAX_LOWERER_SOURCE_BYTES));
+        CPPUNIT_ASSERT_EQUAL(1250, LowererWaitMs(10 * 1024));
+        CPPUNIT_ASSERT_EQUAL(1000 + 25 * 1024, LowererWaitMs(MAX_LOWERER_SOURCE_BYTES));
         ::unlink(path.c_str());
         ::rmdir(dir);
     }

@@ -130,6 +130,7 @@ class TranspilerTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testBigIntArithmetic);
     CPPUNIT_TEST(testBigIntComparisonsBitwiseTruth);
     CPPUNIT_TEST(testBigIntConversionsAndStrings);
+    CPPUNIT_TEST(testObjectSpreadInBigIntCode);
     CPPUNIT_TEST(testBigIntErrorsAsInV8);
     CPPUNIT_TEST(testBigIntVectorsFromNode);
     CPPUNIT_TEST(testBigIntDecimalThroughTheNative);
@@ -464,6 +465,15 @@ const main = () => { const { a = 1, b: { c = 2 } = {}, ...r } = { d: 4, e: 5 }; 
         const std::string src = R"JS(const main = () => { const x = 255n, y = -(2n ** 70n); return [BigInt(42), BigInt('0x1f'), BigInt(' 123 '), BigInt(true), BigInt.asUintN(8, 257n), BigInt.asUintN(64, -1n), BigInt.asIntN(8, 255n), BigInt.asIntN(64, 2n ** 63n), Number(2n ** 60n), Number(-12n)].map(String)
   .concat([x.toString(16), x.toString(2), y.toString(36), `v=${x}`, 'c' + x, x + 'd']); };)JS";
         CPPUNIT_ASSERT_EQUAL(std::string(R"JS(["42","31","123","1","1","18446744073709551615","-1","-9223372036854775808","1152921504606847000","-12","ff","11111111","-6x5kxtvuwilukg","v=255","c255","255d"])JS"), LowerAndRun(src, R"({"who":"me"})"));
+    }
+    void testObjectSpreadInBigIntCode() {
+        // zod's ZodObject.strict(): {...a, ...(cond ? {...} : {})} in a bundle that mentions BigInt, where
+        // the spread's argument is rewritten (the comparison): an object spread copies own properties
+        // and must not iterate its argument (a plain object is not iterable).
+        const std::string src = R"JS(const main = () => { const big = 1n; const f = (m) => ({ a: 1, ...m !== void 0 ? { m, b: big + 1n } : {} });
+  const g = (o) => ({ ...o, ...(o.k === 2 ? { k: 3 } : null), list: [...[o.k], ...'ab'] });
+  return [JSON.stringify(f(undefined)), Object.keys(f('x')).join(), String(f('x').b), JSON.stringify(g({ k: 2, z: 0 }))]; };)JS";
+        CPPUNIT_ASSERT_EQUAL(std::string(R"JS(["{\"a\":1}","a,m,b","2","{\"k\":3,\"z\":0,\"list\":[2,\"a\",\"b\"]}"])JS"), LowerAndRun(src, R"({"who":"me"})"));
     }
     void testBigIntErrorsAsInV8() {
         const std::string src = R"JS(const main = () => { const t = (f) => { try { return f(); } catch (e) { return e.name + ': ' + e.message; } };
