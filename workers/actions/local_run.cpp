@@ -21,7 +21,7 @@
 #include "workers/actions/ops.h"
 #include "workers/actions/runner.h"
 #include "workers/actions/sandbox_host.h"
-#include "workers/sandbox/import_header.h"
+#include "workers/sandbox/protocol/import_header.h"
 
 namespace sigil::workers {
 
