@@ -7,14 +7,20 @@
 //
 //   cmake --build build --target bench_sandbox && build/tests/bench/bench_sandbox [RUNS=500] [SANDBOX]
 //
-// SANDBOX defaults to the build's bin/sigil-sandbox.
+// SANDBOX defaults to the build's bin/sigil-sandbox. With SIGIL_BENCH_HELLO_ONLY set in the environment
+// it stops after the first line (for before/after rounds of two sandbox builds, one sitting). Each
+// line also gives the CPU time and page faults per run of the run children and of the zygote (from
+// /proc: what a run costs however loaded the machine is).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <unistd.h>
 
 #include "workers/actions/sandbox_host.h"
 
@@ -31,6 +37,26 @@ public:
     common::Status OnLog(std::string_view) override { return common::Success(); }
 };
 
+// A process's CPU ticks and minor faults from /proc/<pid>/stat: its own and its reaped children's.
+struct ProcCpu {
+    long utime = 0, stime = 0, cutime = 0, cstime = 0, minflt = 0, cminflt = 0;
+};
+ProcCpu ReadProcCpu(pid_t pid) {
+    ProcCpu p;
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+    if (f == nullptr) return p;
+    char buf[1024] = {};
+    const std::size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+    std::fclose(f);
+    const char* close = std::strrchr(buf, ')');
+    if (n == 0 || close == nullptr) return p;
+    // Fields 3.. after the command name: state ppid pgrp session tty tpgid flags minflt cminflt
+    // majflt cmajflt utime stime cutime cstime.
+    std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %ld %ld %*u %*u %ld %ld %ld %ld", &p.minflt, &p.cminflt,
+                &p.utime, &p.stime, &p.cutime, &p.cstime);
+    return p;
+}
+
 constexpr const char* HELLO = "function main() { return 'Hello World!'; }";
 
 // Returns false (after printing why) when a run does not complete with the expected answer
@@ -39,6 +65,7 @@ bool Measure(workers::Zygote& zygote, const char* label, bool lower, int runs, c
              const std::string& expected = "\"Hello World!\"") {
     NoOps handler;
     std::vector<double> ms;
+    ProcCpu before{};
     ms.reserve(static_cast<std::size_t>(runs));
     for (int i = 0; i < runs + runs / 10; ++i) {  // the first tenth warms up and is not counted
         const auto start = std::chrono::steady_clock::now();
@@ -51,11 +78,22 @@ bool Measure(workers::Zygote& zygote, const char* label, bool lower, int runs, c
             return false;
         }
         if (i >= runs / 10) ms.push_back(elapsed);
+        if (i + 1 == runs / 10) before = ReadProcCpu(zygote.pid());
     }
+    // The last run's child may not be reaped yet: its exit report is the next run's.
+    const ProcCpu after = ReadProcCpu(zygote.pid());
+    const double tick_ms = 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+    const double n = static_cast<double>(runs);
     std::sort(ms.begin(), ms.end());
     const auto at = [&](double q) { return ms[std::min(ms.size() - 1, static_cast<std::size_t>(q * ms.size()))]; };
     std::printf("%-44s %6d runs  p50 %7.3f ms  p90 %7.3f ms  p99 %7.3f ms  max %7.3f ms\n", label, runs, at(0.50),
                 at(0.90), at(0.99), ms.back());
+    // CPU time is what a run costs however loaded the machine is (wall-clock times are not).
+    std::printf("%-44s   CPU per run: children %.2f ms (user %.2f, sys %.2f, %.0f faults), zygote %.2f ms (%.0f faults)\n",
+                "", (after.cutime + after.cstime - before.cutime - before.cstime) * tick_ms / n,
+                (after.cutime - before.cutime) * tick_ms / n, (after.cstime - before.cstime) * tick_ms / n,
+                (after.cminflt - before.cminflt) / n, (after.utime + after.stime - before.utime - before.stime) * tick_ms / n,
+                (after.minflt - before.minflt) / n);
     return true;
 }
 
@@ -96,6 +134,7 @@ int main(int argc, char** argv) {
     std::printf("zygote start to the end of its first run: %.1f ms; zygote resident: %ld KiB\n", startup,
                 ResidentKiB(zygote->pid()));
     if (!Measure(*zygote, "hello world, lowered code (cached CID)", false, runs)) return 1;
+    if (std::getenv("SIGIL_BENCH_HELLO_ONLY") != nullptr) return 0;  // A/B rounds of the child's cost
     if (!Measure(*zygote, "hello world, lowered in the child (new CID)", true, runs)) return 1;
     const std::string sign =
         "function main() { var w = new ethers.Wallet('0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318');"

@@ -140,14 +140,28 @@ bool SetLimit(int resource, rlim_t soft, rlim_t hard) {
     return ::setrlimit(resource, &lim) == 0;
 }
 
-void LockDown(const SandboxRun& run) {
-    // Date's local-time functions call glibc's tzset, which re-stats /etc/localtime on every
-    // call while TZ is unset (a kill under seccomp). With TZ set it reads the zone once, here,
-    // and returns early afterwards. UTC also keeps the host's zone out of the script's view.
+// Date's local-time functions call glibc's tzset, which re-stats /etc/localtime on every call
+// while TZ is unset (a kill under seccomp). With TZ set it reads the zone once and returns early
+// afterwards. UTC also keeps the host's zone out of the script's view.
+bool g_utc_set = false;
+void SetUtc() {
     ::setenv("TZ", "UTC", 1);
     ::tzset();
+    g_utc_set = true;
+}
+
+// The zygote's address space once it is ready (WarmUpSandboxParent/PrepareSandboxHeap), 0 until
+// then: a child starts from its copy and need not read /proc per run (ADDRESS_SPACE_SLACK covers
+// what the zygote maps later, a few pages at most).
+std::size_t g_zygote_address_space = 0;
+
+void LockDown(const SandboxRun& run) {
+    // Done once in the zygote (WarmUpSandboxParent): the zone file read (an open, a stat, a read
+    // and a few allocations) is then no child's to pay for. Repeated here only when it was not.
+    if (!g_utc_set) SetUtc();
     const rlim_t cpu_seconds = static_cast<rlim_t>((run.time_ms + 999) / 1000);
-    const std::size_t as = CurrentAddressSpace() + run.memory_bytes + ADDRESS_SPACE_SLACK;
+    const std::size_t base = g_zygote_address_space != 0 ? g_zygote_address_space : CurrentAddressSpace();
+    const std::size_t as = base + run.memory_bytes + ADDRESS_SPACE_SLACK;
     const bool ok = SetLimit(RLIMIT_CORE, 0, 0) && SetLimit(RLIMIT_FSIZE, 0, 0) &&
                     SetLimit(RLIMIT_CPU, cpu_seconds, cpu_seconds + 1) && SetLimit(RLIMIT_AS, as, as) &&
                     SetLimit(RLIMIT_NOFILE, CHANNEL_FD + 1, CHANNEL_FD + 1);
@@ -556,6 +570,7 @@ duk_context* CreateRunHeap(ChildState& st, const SandboxChildOptions& options) {
 
 bool PrepareSandboxHeap(const SandboxChildOptions& options) {
     if (g_prepared_heap == nullptr) g_prepared_heap = CreateRunHeap(g_child_state, options);
+    g_zygote_address_space = CurrentAddressSpace();
     return g_prepared_heap != nullptr;
 }
 
@@ -573,6 +588,7 @@ void WarmUpSandboxParent() {
     common::Sha256 sha;
     sha.Update(common::ByteView(one, sizeof(one)));
     (void)sha.Final();
+    SetUtc();
 }
 
 [[noreturn]] void RunSandboxChild(int channel_fd, const SandboxChildOptions& options, Transpiler* transpiler) {

@@ -35,7 +35,8 @@ SandboxHeapHooks SandboxHeap();
 
 // Prepares the calling process (the zygote, before any fork) for children: initialises the
 // crypto libraries' lazily built state (secp256k1 context with its random seed, OpenSSL's
-// digests) that would otherwise need system calls the seccomp filter forbids.
+// digests) that would otherwise need system calls the seccomp filter forbids, and sets TZ=UTC and
+// reads the zone once (tzset), so no child pays for that file read.
 void WarmUpSandboxParent();
 
 // Builds, in the zygote before any fork, the heap every child then runs in (copy-on-write):
@@ -46,7 +47,8 @@ bool PrepareSandboxHeap(const SandboxChildOptions& options);
 
 // Runs one action in the calling (freshly forked, single-threaded) process and never returns.
 // Steps: move channel_fd to descriptor 0 and close every other descriptor; read RUN; set
-// rlimits (RLIMIT_AS = current size + memory cap + slack, RLIMIT_CPU = time rounded up to whole
+// rlimits (RLIMIT_AS = the zygote's size once it was ready (the child's own when
+// PrepareSandboxHeap never ran) + memory cap + slack, RLIMIT_CPU = time rounded up to whole
 // seconds with the hard limit one second later, RLIMIT_FSIZE 0, RLIMIT_CORE 0, RLIMIT_NOFILE 1);
 // install the seccomp filter; create a Duktape heap whose allocator counts against memory_bytes
 // and whose timeout hook fires at time_ms; remove Duktape, Proxy and CBOR; register
