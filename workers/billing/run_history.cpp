@@ -65,13 +65,35 @@ std::unique_ptr<RunHistory> RunHistory::Start(HistorySettings settings) {
 }
 
 RunHistory::~RunHistory() {
+    Stop();
+    if (m_prune_lock_fd >= 0) ::close(m_prune_lock_fd);
+}
+
+void RunHistory::Stop() {
     {
         std::lock_guard<std::mutex> lock(m_queue_mutex);
         m_stop = true;
     }
     m_wake.notify_all();
     if (m_thread.joinable()) m_thread.join();
-    if (m_prune_lock_fd >= 0) ::close(m_prune_lock_fd);
+    std::lock_guard<std::mutex> lock(m_queue_mutex);
+    m_closed = true;
+}
+
+void RunHistory::PublishPendingTo(std::atomic<std::uint64_t>* counter) {
+    std::lock_guard<std::mutex> lock(m_queue_mutex);
+    m_pending_counter = counter;
+    PublishPending();
+}
+
+void RunHistory::PublishPending() {
+    if (m_pending_counter != nullptr) m_pending_counter->store(m_queue.size() + m_in_flight);
+}
+
+void RunHistory::CountDropped(std::size_t n) {
+    if (n == 0) return;
+    m_dropped += n;
+    common::CountHistoryDropped(n);
 }
 
 void RunHistory::Record(RunRecord record) {
@@ -79,14 +101,15 @@ void RunHistory::Record(RunRecord record) {
     std::uint64_t dropped = 0;
     {
         std::lock_guard<std::mutex> lock(m_queue_mutex);
-        if (m_queue.size() < m_settings.queue_records) {
+        if (m_queue.size() < m_settings.queue_records && !m_closed) {
             m_queue.push_back(std::move(record));
+            PublishPending();
             if (m_queue.size() >= MAX_BATCH) m_wake.notify_one();
             return;
         }
-        dropped = ++m_dropped;
+        CountDropped(1);
+        dropped = m_dropped;
     }
-    common::CountHistoryDropped(1);
     // One line for the first drop and then one per 1000, so a dead store does not flood the log.
     if (dropped == 1 || dropped % 1000 == 0) {
         common::LogWarn("run history: the queue is full (" + std::to_string(m_settings.queue_records) +
@@ -149,9 +172,17 @@ Status RunHistory::Flush() {
     {
         std::lock_guard<std::mutex> lock(m_queue_mutex);
         batch.swap(m_queue);
+        m_in_flight += batch.size();
     }
     if (batch.empty()) return common::Success();
-    return WriteBatch(batch);
+    auto written = WriteBatch(batch);
+    std::lock_guard<std::mutex> lock(m_queue_mutex);
+    m_in_flight -= batch.size();
+    // Not written: back in front of the queue for the writer thread (the queue may exceed its
+    // bound by this batch; it is not dropped for a caller's flush).
+    if (!written.ok()) m_queue.insert(m_queue.begin(), std::make_move_iterator(batch.begin()), std::make_move_iterator(batch.end()));
+    PublishPending();
+    return written;
 }
 
 void RunHistory::Loop() {
@@ -162,35 +193,55 @@ void RunHistory::Loop() {
     for (;;) {
         {
             std::unique_lock<std::mutex> lock(m_queue_mutex);
-            m_wake.wait_for(lock, std::chrono::milliseconds(m_settings.flush_interval_ms),
-                            [this] { return m_stop || m_queue.size() >= MAX_BATCH; });
+            const std::int64_t now = common::MonotonicMs();
+            if (now < retry_at) {
+                // After a failed write: sleep until the retry (a full queue must not spin this thread).
+                m_wake.wait_for(lock, std::chrono::milliseconds(retry_at - now), [this] { return m_stop; });
+            } else {
+                m_wake.wait_for(lock, std::chrono::milliseconds(m_settings.flush_interval_ms),
+                                [this] { return m_stop || m_queue.size() >= MAX_BATCH; });
+            }
             if (m_stop && m_queue.empty()) return;
             if (common::MonotonicMs() < retry_at && !m_stop) continue;
             const std::size_t n = std::min(m_queue.size(), MAX_BATCH);
             batch.assign(std::make_move_iterator(m_queue.begin()), std::make_move_iterator(m_queue.begin() + static_cast<std::ptrdiff_t>(n)));
             m_queue.erase(m_queue.begin(), m_queue.begin() + static_cast<std::ptrdiff_t>(n));
+            m_in_flight += n;  // still pending for the supervisor's count until written or dropped
         }
         if (!batch.empty()) {
             auto written = WriteBatch(batch);
-            if (!written.ok()) {
-                // Put the batch back in front when there is room (it is retried); else it is dropped.
-                std::size_t lost = 0;
-                {
-                    std::lock_guard<std::mutex> lock(m_queue_mutex);
+            std::size_t lost = 0;
+            bool give_up = false;
+            {
+                std::lock_guard<std::mutex> lock(m_queue_mutex);
+                m_in_flight -= batch.size();
+                if (!written.ok()) {
+                    // Put the batch back in front when there is room (it is retried); else it is dropped.
                     const std::size_t room = m_settings.queue_records > m_queue.size() ? m_settings.queue_records - m_queue.size() : 0;
-                    // Stopping: a few more tries (below) before what is left is dropped.
-                    const std::size_t keep = m_stop && ++stop_attempts > STOP_ATTEMPTS ? 0 : std::min(room, batch.size());
+                    // Stopping: a few more tries before what is left (the batch and the queue) is dropped.
+                    give_up = m_stop && ++stop_attempts > STOP_ATTEMPTS;
+                    const std::size_t keep = give_up ? 0 : std::min(room, batch.size());
                     m_queue.insert(m_queue.begin(), std::make_move_iterator(batch.begin()),
                                    std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(keep)));
                     lost = batch.size() - keep;
-                    m_dropped += lost;
+                    if (give_up) {
+                        lost += m_queue.size();
+                        m_queue.clear();
+                        m_closed = true;  // a Record from here on is counted dropped, never left queued
+                    }
+                    CountDropped(lost);
                 }
-                common::CountHistoryDropped(lost);
+                PublishPending();
+            }
+            if (!written.ok()) {
                 if (!failing) common::LogWarn("run history not written (retrying; runs go on): " + written.error().message);
-                if (lost > 0) common::LogWarn("run history: " + std::to_string(lost) + " records dropped");
+                if (lost > 0) {
+                    common::LogWarn("run history: " + std::to_string(lost) + " records dropped" +
+                                    (give_up ? " (the worker is stopping and the store still refuses)" : " (the queue is full)"));
+                }
                 failing = true;
                 retry_at = common::MonotonicMs() + RETRY_MS;
-                if (m_stop && stop_attempts > STOP_ATTEMPTS) return;
+                if (give_up) return;
             } else if (failing) {
                 common::LogInfo("run history written again");
                 failing = false;
