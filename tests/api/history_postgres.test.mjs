@@ -1,10 +1,13 @@
 // Run history on PostgreSQL through the whole stack (issue 26): with billing on a PostgreSQL ledger the
 // history lives in the same database and list_runs lists exactly the runs made, with their keys, endings
-// and costs; a history database that is stopped holds up no run: the workers keep the records queued and
+// and costs, and the admin of a ChainSecured account reads them with X-Wallet-Auth (a wrong signer is
+// refused); a history database that is stopped holds up no run: the workers keep the records queued and
 // write them once it is back (within [history] queue_records per worker; more would be counted dropped).
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startStack, newAccount, addUsageKey, addGroup, actionCid, assertOk, assertError, eventually, keccakText } from './stack.mjs';
+import {
+  startStack, newAccount, addUsageKey, addGroup, actionCid, assertOk, assertError, eventually, keccakText, ethers, signedEnvelope, walletAuth,
+} from './stack.mjs';
 import { startPostgres } from './postgres.mjs';
 
 const OK = 'async function main() { return { a: 1 }; }';
@@ -87,6 +90,41 @@ describe('run history with billing on PostgreSQL', () => {
     assert.equal((await allRuns(stack, usage)).length, 2);
     const one = Object.keys(made)[0];
     assert.equal(assertOk(await stack.request('GET', 'get_run', { key: owner, query: { request_id: one } })).request_id, one);
+  });
+
+  test('the owner of a ChainSecured account reads its history with X-Wallet-Auth; a wrong signer is refused', async () => {
+    const acct = await runnable(stack, 'history wallet owner');
+    const ids = [];
+    for (const [key, code] of [[acct.owner, OK], [acct.usage, BOOM]]) {
+      const { r, id } = await run(stack, key, code);
+      assert.equal(r.status, 200, r.text);
+      ids.push(id);
+    }
+    const admin = ethers.Wallet.createRandom();
+    const { typed_data, signature } = await signedEnvelope(stack, admin, 'ConvertAccount');
+    assertOk(await stack.request('POST', 'convert_to_chain_secured_account', { key: acct.owner,
+      body: { new_admin_wallet_address: admin.address, typed_data, signature } }));
+    const as = async (signer, overrides) => ({ 'X-Wallet-Auth': await walletAuth(stack, signer, overrides) });
+    const listed = await eventually(async () => {
+      const j = assertOk(await stack.request('GET', 'list_runs', { headers: await as(admin), query: { limit: 100 } }));
+      return j.runs.length >= 2 ? j.runs : null;
+    }, 15000, 200);
+    assert.ok(listed, 'the admin lists the account\'s runs');
+    assert.deepEqual(new Set(listed.map((r) => r.request_id)), new Set(ids), 'every run of the account, the usage key\'s too');
+    assert.ok(listed.every((r) => r.account_hash === keccakText(acct.owner)));
+    const got = assertOk(await stack.request('GET', 'get_run', { headers: await as(admin), query: { request_id: ids[1] } }));
+    assert.equal(got.status, 'script_error');
+    // Refused: another wallet signing for the admin's address, a wallet that administers no account, an
+    // envelope of another type, and X-Wallet-Auth beside an API key.
+    const stranger = ethers.Wallet.createRandom();
+    assertError(await stack.request('GET', 'list_runs', { headers: await as(stranger, { address: admin.address }) }), 401, 'signature_mismatch');
+    assertError(await stack.request('GET', 'get_run', { headers: await as(stranger, { address: admin.address }), query: { request_id: ids[0] } }),
+      401, 'signature_mismatch');
+    assertError(await stack.request('GET', 'list_runs', { headers: await as(stranger) }), 404, 'unknown_account');
+    assertError(await stack.request('GET', 'list_runs', { headers: await as(admin, { primaryType: 'CreateWallet' }) }), 400, 'wrong_primary_type');
+    assertError(await stack.request('GET', 'list_runs', { key: acct.usage, headers: await as(admin) }), 400, 'ambiguous_auth');
+    // Another account's admin sees none of these runs.
+    assertError(await stack.request('GET', 'get_run', { key: owner, query: { request_id: ids[0] } }), 404, 'run_not_found');
   });
 });
 
