@@ -44,11 +44,20 @@ Result<std::unique_ptr<HistoryStore>> OpenHistoryStore(const std::string& databa
     return IsPostgres(database) ? OpenPostgresHistory(database) : OpenSqliteHistory(database);
 }
 
+std::string IdleBucketCondition(const std::string& now) {
+    const std::string elapsed = "(CASE WHEN " + now + " - b.at_ms > 100000000000 THEN 100000000000 ELSE " + now + " - b.at_ms END)";
+    return "g.key IS NULL"
+           " OR (b.bucket LIKE 'key:%' AND (g.rate_milli <= 0 OR " + elapsed + " * g.rate_milli >= g.burst * 1000000 - b.tokens))"
+           " OR (b.bucket LIKE 'addr:%' AND (g.address_rate_milli <= 0 OR " + elapsed +
+           " * g.address_rate_milli >= g.address_burst * 1000000 - b.tokens))";
+}
+
 Result<HistorySettings> HistorySettings::FromConfig(const common::Config& config) {
     HistorySettings s;
     s.enabled = config.GetBool("history", "enabled");
     s.database = config.GetString("history", "database");
-    if (s.database.empty()) s.database = config.GetString("billing", "database");
+    s.guard_database = config.GetString("billing", "database");
+    if (s.database.empty()) s.database = s.guard_database;
     const std::int64_t keep_seconds = config.GetInt("history", "keep_seconds");
     s.keep_ms = keep_seconds > 0 ? keep_seconds * 1000 : config.GetInt("history", "keep_days") * 24 * 3600 * 1000;
     s.prune_interval_ms = config.GetInt("history", "prune_interval_ms");
@@ -270,6 +279,7 @@ void RunHistory::PruneRound() {
         }
         m_prune_lock_fd = fd;  // held until this worker exits; then another takes over
     }
+    PruneBuckets();
     const std::int64_t cutoff = WallClockMs() - m_settings.keep_ms;
     std::int64_t total = 0;
     for (int i = 0; i < PRUNE_BATCHES_PER_ROUND; ++i) {
@@ -290,6 +300,44 @@ void RunHistory::PruneRound() {
         if (deleted < m_settings.prune_batch_rows) break;
     }
     if (total > 0) common::LogInfo("run history: pruned " + std::to_string(total) + " runs older than the keep time");
+}
+
+// Key guardrails' token bucket rows (one per key and one per client address of a key with a rate):
+// without this the per-address rows would grow with every address that ever called. A row full again
+// is the same as none, so deleting it changes no admission; bounded deletes like the runs'.
+void RunHistory::PruneBuckets() {
+    if (m_settings.guard_database.empty()) return;
+    const bool same = m_settings.guard_database == m_settings.database;
+    std::int64_t total = 0;
+    for (int i = 0; i < PRUNE_BATCHES_PER_ROUND; ++i) {
+        std::int64_t deleted = 0;
+        {
+            std::lock_guard<std::mutex> lock(m_store_mutex);
+            HistoryStore* store = nullptr;
+            if (same) {
+                auto opened = Store();
+                if (!opened.ok()) return;
+                store = *opened;
+            } else {
+                if (!m_guard_store) {
+                    auto opened = OpenHistoryStore(m_settings.guard_database);
+                    if (!opened.ok()) return;  // the next round tries again
+                    m_guard_store = std::move(opened).value();
+                }
+                store = m_guard_store.get();
+            }
+            auto pruned = store->PruneBuckets(WallClockMs(), m_settings.prune_batch_rows);
+            if (!pruned.ok()) {
+                (same ? m_store : m_guard_store).reset();
+                common::LogWarn("guardrail buckets not pruned (next round retries): " + pruned.error().message);
+                return;
+            }
+            deleted = *pruned;
+        }
+        total += deleted;
+        if (deleted < m_settings.prune_batch_rows) break;
+    }
+    if (total > 0) common::LogInfo("key guardrails: pruned " + std::to_string(total) + " idle token bucket rows");
 }
 
 Result<std::vector<RunRecord>> RunHistory::List(const RunQuery& query) {

@@ -28,6 +28,8 @@ namespace sigil::workers::billing {
 struct HistorySettings {
     bool enabled = true;
     std::string database;            // "" = the ledger's ([billing] database)
+    // The ledger's database ([billing] database), whose key guardrail buckets the same pruner prunes.
+    std::string guard_database;
     std::int64_t keep_ms = 7LL * 24 * 3600 * 1000;   // keep_days, or keep_seconds when set
     std::int64_t prune_interval_ms = 60000;
     std::int64_t prune_batch_rows = 500;             // rows per DELETE; a round deletes at most 20 batches
@@ -82,6 +84,7 @@ private:
     common::Result<HistoryStore*> Store();  // under m_store_mutex
     common::Status WriteBatch(std::vector<RunRecord>& batch);
     void PruneRound();
+    void PruneBuckets();
     void PublishPending();  // under m_queue_mutex
     // Under m_queue_mutex: counts `n` records dropped; the caller logs.
     void CountDropped(std::size_t n);
@@ -99,6 +102,7 @@ private:
 
     std::mutex m_store_mutex;
     std::unique_ptr<HistoryStore> m_store;
+    std::unique_ptr<HistoryStore> m_guard_store;  // the ledger's database, when the history is elsewhere
     std::int64_t m_next_open_ms = 0;    // backoff after a failed open
     int m_prune_lock_fd = -1;           // SQLite: the instance's pruner holds an flock on <database>.prune
     std::int64_t m_next_prune_ms = 0;
