@@ -130,6 +130,7 @@ class GuardedLedgerTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testRefusalWritesNothing);
     CPPUNIT_TEST(testConcurrentAdmissionsStopAtTheWindowCap);
     CPPUNIT_TEST(testIdleFullBucketsArePruned);
+    CPPUNIT_TEST(testRequestsTakeFromTheRunBuckets);
     CPPUNIT_TEST_SUITE_END_ABSTRACT();
 
 public:
@@ -230,6 +231,26 @@ public:
         pruned = (*store)->PruneBuckets(*m_now, 100);
         ExpectOk(pruned);
         CPPUNIT_ASSERT_EQUAL(std::int64_t{3}, *pruned);  // the key's and two addresses'
+    }
+
+    // A usage key's relayed write (AdmitRequest) takes from the buckets its runs take from; a refused
+    // one takes nothing (the key's token is given back when the address's bucket refuses).
+    void testRequestsTakeFromTheRunBuckets() {
+        ExpectOk(m_ledger->AdmitRequest(KEY, "127.0.0.2"));  // no guardrails: nothing to take
+        KeyGuardrails g = Guard();
+        g.rate_milli = 1000;
+        g.burst = 3;
+        g.address_rate_milli = 1000;
+        g.address_burst = 1;
+        ExpectOk(m_ledger->SetGuardrails(g));
+        ExpectOk(m_ledger->AdmitRequest(KEY, "127.0.0.2"));
+        RunRefusal refusal;
+        ExpectError(m_ledger->AdmitRequest(KEY, "127.0.0.2", &refusal), ErrorKind::Overloaded, "rate_limited");
+        CPPUNIT_ASSERT_EQUAL(1, refusal.retry_after_s);
+        ExpectOk(Admit("r1", "127.0.0.3"));  // the key's second token (the refusal above took none)
+        ExpectOk(m_ledger->AdmitRequest(KEY, "127.0.0.4"));  // its third
+        ExpectError(Admit("r2", "127.0.0.5"), ErrorKind::Overloaded, "rate_limited");
+        ExpectError(m_ledger->AdmitRequest("", "127.0.0.2"), ErrorKind::InvalidInput, "invalid_key");
     }
 
     void testAddressRateIsPerAddress() {
