@@ -55,7 +55,7 @@ async function prepare(historyOn) {
     return done / ((performance.now() - t0) / 1000);
   };
   // Runs recorded: list_runs pages of 100 (only at the end; off the measured rounds).
-  const listed = new Set();
+  const listedIds = new Set();
   const recorded = async () => {
     let n = 0;
     let cursor;
@@ -63,7 +63,7 @@ async function prepare(historyOn) {
       const r = await stack.request('GET', 'list_runs', { key, query: { limit: 100, ...(cursor ? { cursor } : {}) } });
       if (r.status !== 200) return `list_runs ${r.status}`;
       n += r.json.runs.length;
-      for (const run of r.json.runs) listed.add(run.request_id);
+      for (const run of r.json.runs) listedIds.add(run.request_id);
       cursor = r.json.next_cursor;
     } while (cursor);
     return n;
@@ -72,7 +72,7 @@ async function prepare(historyOn) {
   // anything, so nothing is recorded) is not a run; a worker's answer must be listed or counted dropped.
   const unlisted = () => {
     const by = {};
-    for (const [id, status] of answers) if (!listed.has(id)) by[status] = (by[status] ?? 0) + 1;
+    for (const [id, status] of answers) if (!listedIds.has(id)) by[status] = (by[status] ?? 0) + 1;
     return by;
   };
   return { stack, round, recorded, unlisted, made: () => total, failed: () => failed };
