@@ -1,6 +1,8 @@
 #include "workers/billing/run_history.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -69,7 +71,19 @@ Result<HistorySettings> HistorySettings::FromConfig(const common::Config& config
 
 std::unique_ptr<RunHistory> RunHistory::Start(HistorySettings settings) {
     std::unique_ptr<RunHistory> history(new RunHistory(std::move(settings)));
-    if (history->enabled()) history->m_thread = std::thread([p = history.get()] { p->Loop(); });
+    if (history->enabled()) {
+        // The writer takes no signal: it starts before the worker blocks SIGQUIT (its graceful stop,
+        // read from a signalfd between requests), and a process-directed SIGQUIT delivered to a thread
+        // that has it unblocked runs its default action, ending the worker at once with its queue
+        // (the benchmark's silent losses: workers the pool retired died "killed by signal 3"). With
+        // every signal blocked here, they go to the main thread, which handles them as it should.
+        sigset_t all;
+        sigset_t before;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &before);
+        history->m_thread = std::thread([p = history.get()] { p->Loop(); });
+        pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    }
     return history;
 }
 

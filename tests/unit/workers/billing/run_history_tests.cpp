@@ -2,6 +2,8 @@
 // stores; the queue never blocks and counts what it drops when the store is gone.
 #include <cppunit/extensions/HelperMacros.h>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -163,6 +165,7 @@ class SqliteHistoryTests : public HistoryStoreContractTests {
     CPPUNIT_TEST_SUB_SUITE(SqliteHistoryTests, HistoryStoreContractTests);
     CPPUNIT_TEST(testQueueWritesInTheBackgroundAndDropsWhenFull);
     CPPUNIT_TEST(testStopLeavesNothingUncounted);
+    CPPUNIT_TEST(testWriterTakesNoSignal);
     CPPUNIT_TEST_SUITE_END();
 
 public:
@@ -245,6 +248,34 @@ public:
         auto rows = (*store)->List(q);
         CPPUNIT_ASSERT(rows.ok());
         CPPUNIT_ASSERT_EQUAL(std::size_t{300}, rows->size());
+    }
+
+    // The worker starts the history before it blocks SIGQUIT (read from a signalfd between requests):
+    // a process-directed SIGQUIT must stay pending for the main thread, never be taken by the writer
+    // thread, whose default action would end the worker at once with its queue.
+    void testWriterTakesNoSignal() {
+        const pid_t child = ::fork();
+        CPPUNIT_ASSERT(child >= 0);
+        if (child == 0) {
+            HistorySettings settings;
+            settings.database = Database();
+            settings.flush_interval_ms = 20;
+            auto history = RunHistory::Start(settings);
+            sigset_t quit;
+            sigemptyset(&quit);
+            sigaddset(&quit, SIGQUIT);
+            pthread_sigmask(SIG_BLOCK, &quit, nullptr);  // as the FastCGI loop does
+            ::kill(::getpid(), SIGQUIT);
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the writer wakes a few times
+            sigset_t pending;
+            sigpending(&pending);
+            ::_exit(sigismember(&pending, SIGQUIT) == 1 ? 0 : 3);
+        }
+        int status = 0;
+        CPPUNIT_ASSERT_EQUAL(child, ::waitpid(child, &status, 0));
+        CPPUNIT_ASSERT_MESSAGE("the child died by signal " + std::to_string(WIFSIGNALED(status) ? WTERMSIG(status) : 0),
+                               WIFEXITED(status));
+        CPPUNIT_ASSERT_EQUAL(0, WEXITSTATUS(status));
     }
 
 private:
