@@ -35,7 +35,7 @@ struct Scoreboard::Header {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x5349474953425244ULL;  // "SIGISBRD"
-constexpr std::uint32_t kVersion = 8;
+constexpr std::uint32_t kVersion = 9;
 
 // The payer lease table follows the slots.
 std::size_t SlotsEnd(std::uint32_t slots) {
@@ -172,6 +172,7 @@ void Scoreboard::Release(std::uint32_t index) {
     s.requests.store(0);
     s.run_key.store(0);  // a worker killed mid-run leaves no phantom run behind
     s.activity.store(0);  // nor a phantom chain call holding the reserve
+    s.history_pending.store(0);  // counted by the supervisor before the release (ChildPool::Reap)
     // Nor a payer wallet leased mid-write: its transaction (if sent) is in the node's pool, and the
     // next lessee's nonce, read from the node's pending count, comes after it.
     const std::uint32_t tag = index + 1;

@@ -58,6 +58,10 @@ struct ScoreboardSlot {
     std::atomic<std::uint64_t> run_key;
     // Activity (as its number): what the current request waits on; None between requests.
     std::atomic<std::uint32_t> activity;
+    // Run history records the worker has queued and neither written nor counted dropped yet: a
+    // worker that dies with some (SIGTERM, SIGKILL, a crash) cannot count them itself, so the
+    // supervisor counts them dropped when it reaps the worker (none is lost silently).
+    std::atomic<std::uint64_t> history_pending;
 };
 
 // The chain node's health as every worker sees it (the circuit breaker of DESIGN.md section 10

@@ -159,6 +159,13 @@ std::vector<ChildExit> ChildPool::Reap() {
         e.status = status;
         const bool we_signalled = e.child.killed_stuck || e.child.quit_sent_ms != 0;
         e.crashed = !we_signalled && !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        // Run history records the worker took and could not write nor count (it was killed, or
+        // crashed): counted dropped here, so no answered run goes missing silently.
+        if (const std::uint64_t unwritten = m_scoreboard.Slot(e.child.slot).history_pending.exchange(0); unwritten > 0) {
+            common::CountHistoryDropped(unwritten);
+            common::LogWarn("worker pid " + std::to_string(pid) + " ended (" + Describe(status) + ") with " +
+                            std::to_string(unwritten) + " run history records unwritten; counted dropped");
+        }
         m_scoreboard.Release(e.child.slot);
         m_children.erase(it);
         common::CountWorkerExit(e.child.killed_stuck       ? common::WorkerExit::HardTimeout

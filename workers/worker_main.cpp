@@ -232,6 +232,7 @@ int main(int argc, char** argv) {
         return kExitConfig;
     }
     auto history = workers::billing::RunHistory::Start(std::move(history_settings).value());
+    if (scoreboard) history->PublishPendingTo(&scoreboard->Slot(slot).history_pending);
     workers::BillingContext billing_context{billing->get(), scoreboard ? &*scoreboard : nullptr, slot};
     billing_context.history = history.get();
     workers::AddApiRoutes(router, **service, runner.ok() ? runner->get() : nullptr, billing_context);

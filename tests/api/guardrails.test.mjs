@@ -121,6 +121,27 @@ test('the per-address rate holds each client address to its own bucket', async (
   assertError(await run(HELLO, { from: '127.0.0.3' }), 429, 'rate_limited');
 });
 
+test('a usage key\'s relayed writes take from the same buckets as its runs; its reads and the admin\'s writes do not', async () => {
+  const { owner, run } = await setup();
+  const group = await addGroup(stack, owner, 'writes');
+  assertOk(await stack.request('POST', 'add_action_to_group', { key: owner, body: { group_id: group, action_ipfs_cid: await actionCid(stack, HELLO) } }));
+  const writer = await addUsageKey(stack, owner, { execute_in_groups: [Number(group)], can_create_groups: true }, 'writer');
+  assertOk(await setGuardrails(stack, owner, { usage_api_key: writer, requests_per_second: 0.05, burst: 2 }));
+  const write = (name) => stack.request('POST', 'add_group', { key: writer,
+    body: { group_name: name, group_description: 'by a usage key', pkp_ids_permitted: [], cid_hashes_permitted: [] } });
+  assertOk(await write('first'));  // one token
+  assertOk(await stack.request('POST', 'sigil_action', { key: writer, body: { code: HELLO } }));  // the second
+  const refused = await write('second');
+  assertError(refused, 429, 'rate_limited');
+  assert.ok(Number(refused.headers['retry-after']) >= 1, `Retry-After ${refused.headers['retry-after']}`);
+  assertError(await stack.request('POST', 'sigil_action', { key: writer, body: { code: HELLO } }), 429, 'rate_limited');
+  // Reads are not taken from the buckets (they are served from the chain's cache and cost no gas).
+  for (let i = 0; i < 3; i++) assertOk(await stack.request('GET', 'list_groups', { key: writer }));
+  // The admin's own writes have no guardrails, and another key's buckets are its own.
+  await addGroup(stack, owner, 'admin writes');
+  assertOk(await run());
+});
+
 test('runs in flight: a key held to one refuses a concurrent run with 429 too_many_runs', async () => {
   const { owner, key, run } = await setup();
   assertOk(await setGuardrails(stack, owner, { usage_api_key: key, max_runs_in_flight: 1 }));

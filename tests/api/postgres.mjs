@@ -2,6 +2,7 @@
 // initdb into a temporary folder and postgres on a free loopback port, as the `postgres` system user when
 // running as root (the server refuses root). Debian: package postgresql (scripts/setup).
 //   const pg = await startPostgres();  pg.url (postgresql://postgres@127.0.0.1:PORT/postgres), pg.stop()
+//   await pg.down(); await pg.up();     the server stopped (its data kept) and started again on the same port
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { chownSync, mkdtempSync, readdirSync, rmSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -37,24 +38,34 @@ export async function startPostgres() {
     '--locale=C', '--no-sync'], { ...asUser, encoding: 'utf8' });
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
   const port = await freePort();
-  const server = spawn(join(bin, 'postgres'), ['-D', join(dir, 'data'), '-p', String(port), '-k', dir,
-    '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=300'], { ...asUser, stdio: 'ignore' });
-  const deadline = Date.now() + 60000;
-  for (;;) {
-    const ready = spawnSync(join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres']);
-    if (ready.status === 0) break;
-    if (server.exitCode !== null || Date.now() > deadline) throw new Error('postgres did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let server = null;
+  const up = async () => {
+    server = spawn(join(bin, 'postgres'), ['-D', join(dir, 'data'), '-p', String(port), '-k', dir,
+      '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=300'], { ...asUser, stdio: 'ignore' });
+    const deadline = Date.now() + 60000;
+    for (;;) {
+      const ready = spawnSync(join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres']);
+      if (ready.status === 0) break;
+      if (server.exitCode !== null || Date.now() > deadline) throw new Error('postgres did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const down = async () => {
+    if (server === null || server.exitCode !== null) return;
+    const exited = new Promise((r) => server.once('exit', r));
+    server.kill('SIGINT');  // fast shutdown
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10000))]);
+  };
+  await up();
   let stopped = false;
   return {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
+    down,
+    up,
     async stop() {
       if (stopped) return;
       stopped = true;
-      const exited = new Promise((r) => server.once('exit', r));
-      server.kill('SIGINT');  // fast shutdown
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 10000))]);
+      await down();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -32,8 +32,10 @@ async function prepare(historyOn) {
   if (listed.status !== 200) throw new Error(`add_action_to_group: ${listed.status} ${listed.text}`);
   // A run the loaded machine failed (a chain timeout) is counted, not fatal: only answered runs count.
   let failed = 0;
+  const answers = new Map();  // X-Request-Id -> status, to name what list_runs does not list
   const run = async () => {
     const r = await stack.request('POST', 'sigil_action', { key, body: { code: HELLO } });
+    if (r.headers?.['x-request-id']) answers.set(r.headers['x-request-id'], r.status);
     if (r.status === 200 && r.json?.has_error === false) return true;
     if (++failed <= 3) console.log(`a run failed: ${r.status} ${r.text.slice(0, 200)}`);
     return false;
@@ -53,6 +55,7 @@ async function prepare(historyOn) {
     return done / ((performance.now() - t0) / 1000);
   };
   // Runs recorded: list_runs pages of 100 (only at the end; off the measured rounds).
+  const listedIds = new Set();
   const recorded = async () => {
     let n = 0;
     let cursor;
@@ -60,11 +63,19 @@ async function prepare(historyOn) {
       const r = await stack.request('GET', 'list_runs', { key, query: { limit: 100, ...(cursor ? { cursor } : {}) } });
       if (r.status !== 200) return `list_runs ${r.status}`;
       n += r.json.runs.length;
+      for (const run of r.json.runs) listedIds.add(run.request_id);
       cursor = r.json.next_cursor;
     } while (cursor);
     return n;
   };
-  return { stack, round, recorded, made: () => total, failed: () => failed };
+  // Answers list_runs does not list, by status: a 429/503 nginx or the supervisor gave (no worker ran
+  // anything, so nothing is recorded) is not a run; a worker's answer must be listed or counted dropped.
+  const unlisted = () => {
+    const by = {};
+    for (const [id, status] of answers) if (!listedIds.has(id)) by[status] = (by[status] ?? 0) + 1;
+    return by;
+  };
+  return { stack, round, recorded, unlisted, made: () => total, failed: () => failed };
 }
 
 // --off-first starts the history-off stack first: the start order must not be what the ratio measures.
@@ -101,7 +112,7 @@ try {
   console.log(`history stack: ${dropped} records dropped (sigil_history_records_dropped_total); worker exits: ` +
     (metrics.match(/^sigil_worker_exits_total\{.*$/gm) ?? []).join(', '));
   console.log(`history stack: ${on.made()} runs answered, ${on.failed()} failed, ${recorded} recorded; ` +
-    `failed runs on the other stack: ${off.failed()}`);
+    `failed runs on the other stack: ${off.failed()}; answers not listed, by status: ${JSON.stringify(on.unlisted())}`);
 } finally {
   await on.stack.stop();
   await off.stack.stop();

@@ -316,10 +316,32 @@ void AddBillingRoutes(Router& router, Service& service, BillingContext context) 
                 ApiSchema("billing.json#/ConfirmPaymentRequest"), ApiSchema("billing.json#/ConfirmPaymentResponse")});
 }
 
+// A usage key's relayed write takes a token from the key's rate buckets, as its runs do (README "Key
+// guardrails": a write costs the service gas and a payer wallet's turn, like a run its CPU), before it is
+// charged or sent. The master key and X-Wallet-Auth are the admin's and have no guardrails.
+Handler RateLimitedWrite(billing::Billing* b, Handler inner) {
+    return [b, inner](RequestContext& ctx) -> Result<HttpResponse> {
+        const Caller* caller = std::any_cast<Caller>(&ctx.auth);
+        if (caller != nullptr && !caller->is_owner) {
+            SIGIL_TRY(ledger, b->Store());
+            billing::RunRefusal refusal;
+            auto admitted = (*ledger)->AdmitRequest(WordHex(caller->key_hash), ctx.request.remote_addr, &refusal);
+            ctx.retry_after_s = refusal.retry_after_s;
+            if (!admitted.ok()) {
+                if (admitted.error().kind == common::ErrorKind::Overloaded) common::CountOverloadRefusal();
+                return admitted.error();
+            }
+        }
+        return inner(ctx);
+    };
+}
+
 void ApplyWriteLayers(Router& router, Service& service, BillingContext context) {
     billing::Billing* b = context.billing;
     const bool charging = b != nullptr && b->enabled();
-    router.WrapHandlers([&service, b, charging](const Route& route, Handler handler) -> Handler {
+    // The guardrails' store: the ledger's database, billing on or off.
+    const bool guarded = b != nullptr && !b->settings().database.empty();
+    router.WrapHandlers([&service, b, charging, guarded](const Route& route, Handler handler) -> Handler {
         if (charging) {
             switch (route.charge) {
                 case Charge::None:
@@ -328,6 +350,9 @@ void ApplyWriteLayers(Router& router, Service& service, BillingContext context) 
                 case Charge::WriteMovingBalance: handler = Charged(service, b, route, std::move(handler)); break;
                 case Charge::StarterCredit: handler = WithStarterCredit(b, std::move(handler)); break;
             }
+        }
+        if (guarded && (route.charge == Charge::Write || route.charge == Charge::WriteMovingBalance)) {
+            handler = RateLimitedWrite(b, std::move(handler));
         }
         if (route.auth != AuthRequirement::None && route.method == "POST") handler = Idempotent(service, b, std::move(handler));
         return handler;

@@ -54,7 +54,7 @@ void Requests(PrometheusText& out, const common::SharedMetrics& m, const Router&
                "Requests a worker refused at once for lack of capacity (503 overloaded, 429 too_many_runs).");
     out.Sample("sigil_overload_refusals_total", {}, Load(m.overload_refusals));
     out.Family("sigil_history_records_dropped_total", "counter",
-               "Run history records dropped because a worker's queue was full (the history database slow or down).");
+               "Run history records dropped: a worker's queue was full, or a worker ended with records it could not write (the history database slow or down).");
     out.Sample("sigil_history_records_dropped_total", {}, Load(m.history_dropped));
 }
 

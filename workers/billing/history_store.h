@@ -59,6 +59,12 @@ public:
     virtual common::Result<std::optional<RunRecord>> Get(const std::string& account_hash, const std::string& request_id) = 0;
     // Deletes at most `max_rows` rows started before `cutoff_ms`; answers how many went.
     virtual common::Result<std::int64_t> Prune(std::int64_t cutoff_ms, std::int64_t max_rows) = 0;
+    // Key guardrails' token buckets (guardrails.h; the ledger's table guard_buckets, when this
+    // database holds it): deletes at most `max_rows` rows that are the same as no row at `now_ms`,
+    // i.e. full again (idle at least the time their current rate takes to refill them to the burst),
+    // or of a key with no rate set (guardrails cleared or changed); answers how many went. 0 when the
+    // table does not exist (no ledger in this database).
+    virtual common::Result<std::int64_t> PruneBuckets(std::int64_t now_ms, std::int64_t max_rows) = 0;
     virtual common::Result<bool> RecordLogs(const std::string& account_hash) = 0;
     virtual common::Status SetRecordLogs(const std::string& account_hash, bool on) = 0;
 };
@@ -69,5 +75,11 @@ common::Result<std::unique_ptr<HistoryStore>> OpenHistoryStore(const std::string
 // The stores (sqlite_history.cpp, postgres_history.cpp).
 common::Result<std::unique_ptr<HistoryStore>> OpenSqliteHistory(const std::string& path);
 common::Result<std::unique_ptr<HistoryStore>> OpenPostgresHistory(const std::string& conninfo);
+
+// The bucket rows PruneBuckets deletes, as one SQL condition over guard_buckets b LEFT JOIN guardrails g
+// (the same text for SQLite and PostgreSQL; $NOW is the statement's now parameter). A row refilled at
+// the current rate up to the burst is what a missing row becomes on the next take (created full), so
+// deleting it changes no answer. Elapsed time is capped as the take's refill caps it (no overflow).
+std::string IdleBucketCondition(const std::string& now_param);
 
 }  // namespace sigil::workers::billing

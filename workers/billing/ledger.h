@@ -170,6 +170,11 @@ public:
     // "rate_limited" (then `refusal`, when given, says when to retry) or "too_many_runs", PaymentRequired
     // "insufficient_credit" or "spend_cap_reached", the store's Unavailable; nothing written.
     virtual common::Result<RunPass> AdmitRun(const RunGate& gate, RunRefusal* refusal = nullptr) = 0;
+    // A usage key's relayed write takes from the same rate buckets as its runs (the key's and its
+    // client address's, when set), in one transaction. Errors: InvalidInput, Overloaded "rate_limited"
+    // (then `refusal` says when to retry), the store's Unavailable; nothing written when refused.
+    virtual common::Status AdmitRequest(const std::string& key, const std::string& client_address,
+                                        RunRefusal* refusal = nullptr) = 0;
     // Ends an admitted run: its in-flight row goes, and its window row takes `charged` (what Settle
     // answered; nullopt keeps the hold, which only ever overstates the spend).
     virtual common::Status EndRun(const RunPass& pass, std::optional<Cents> charged) = 0;

@@ -123,6 +123,19 @@ public:
         return static_cast<std::int64_t>(std::stoll(PQcmdTuples(res->get())));
     }
 
+    Result<std::int64_t> PruneBuckets(std::int64_t now_ms, std::int64_t max_rows) override {
+        SIGIL_TRY(exists, Query("SELECT to_regclass('guard_buckets') IS NOT NULL", {}));
+        if (std::string(PQgetvalue(exists->get(), 0, 0)) != "t") return std::int64_t{0};
+        // The key hash is 66 characters after "key:" or "addr:". FOR UPDATE re-checks the condition on
+        // a row an admission changed meanwhile (a take since the scan keeps its row), and SKIP LOCKED
+        // leaves the rows admissions in flight hold to the next round.
+        SIGIL_TRY(res, Query("DELETE FROM guard_buckets WHERE bucket IN (SELECT b.bucket FROM guard_buckets b "
+                             "LEFT JOIN guardrails g ON g.key = substr(b.bucket, CASE WHEN b.bucket LIKE 'key:%' THEN 5 ELSE 6 END, 66) "
+                             "WHERE " + IdleBucketCondition("$1::bigint") + " LIMIT $2 FOR UPDATE OF b SKIP LOCKED)",
+                             {std::to_string(now_ms), std::to_string(max_rows)}));
+        return static_cast<std::int64_t>(std::stoll(PQcmdTuples(res->get())));
+    }
+
     Result<bool> RecordLogs(const std::string& account_hash) override {
         SIGIL_TRY(res, Query("SELECT record_logs FROM run_history_settings WHERE account_hash = $1", {account_hash}));
         return PQntuples(res->get()) > 0 && std::string(PQgetvalue(res->get(), 0, 0)) == "t";

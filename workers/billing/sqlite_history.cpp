@@ -205,6 +205,23 @@ public:
         return static_cast<std::int64_t>(sqlite3_changes(m_db.get()));
     }
 
+    Result<std::int64_t> PruneBuckets(std::int64_t now_ms, std::int64_t max_rows) override {
+        Stmt exists(m_db.get(), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'guard_buckets'");
+        if (!exists.ok()) return Fail(m_db.get(), "prune buckets");
+        const int found = exists.Step();
+        if (found == SQLITE_DONE) return std::int64_t{0};
+        if (found != SQLITE_ROW) return Fail(m_db.get(), "prune buckets");
+        // The key hash is 66 characters after "key:" or "addr:".
+        Stmt q(m_db.get(), "DELETE FROM guard_buckets WHERE bucket IN (SELECT b.bucket FROM guard_buckets b "
+                           "LEFT JOIN guardrails g ON g.key = substr(b.bucket, CASE WHEN b.bucket LIKE 'key:%' THEN 5 ELSE 6 END, 66) "
+                           "WHERE " + IdleBucketCondition("?1") + " LIMIT ?2)");
+        if (!q.ok()) return Fail(m_db.get(), "prune buckets");
+        q.Bind(1, now_ms);
+        q.Bind(2, max_rows);
+        if (q.Step() != SQLITE_DONE) return Fail(m_db.get(), "prune buckets");
+        return static_cast<std::int64_t>(sqlite3_changes(m_db.get()));
+    }
+
     Result<bool> RecordLogs(const std::string& account_hash) override {
         Stmt q(m_db.get(), "SELECT record_logs FROM run_history_settings WHERE account_hash = ?1");
         if (!q.ok()) return Fail(m_db.get(), "settings");

@@ -25,7 +25,30 @@ common::Error RateLimited(const std::string& what, const BucketTake& take, std::
     return MakeError(ErrorKind::Overloaded, "rate_limited", what + "; retry after " + std::to_string(seconds) + " s");
 }
 
+// The key's token, then its address's (none when that rate is not set or the address is unknown).
+Status TakeRates(StoreSession& db, const std::optional<KeyGuardrails>& g, const std::string& key,
+                 const std::string& client_address, std::int64_t now_ms, RunRefusal* refusal) {
+    if (g && g->rate_milli > 0) {
+        SIGIL_TRY(take, db.TakeToken("key:" + key, g->rate_milli, g->burst, now_ms));
+        if (!take->granted) return RateLimited("this key's rate limit is reached", *take, g->rate_milli, refusal);
+    }
+    if (g && g->address_rate_milli > 0 && !client_address.empty()) {
+        SIGIL_TRY(take, db.TakeToken("addr:" + key + ":" + client_address, g->address_rate_milli, g->address_burst, now_ms));
+        if (!take->granted) {
+            return RateLimited("this key's rate limit for your address is reached", *take, g->address_rate_milli, refusal);
+        }
+    }
+    return common::Success();
+}
+
 }  // namespace
+
+Status GateRequest(StoreSession& db, const std::string& key, const std::string& client_address, std::int64_t now_ms,
+                   RunRefusal* refusal) {
+    SIGIL_TRY_STATUS(db.Lock("guard:" + key));
+    SIGIL_TRY(found, db.FindGuardrails(key));
+    return TakeRates(db, *found, key, client_address, now_ms, refusal);
+}
 
 Status CheckRunGate(const RunGate& gate) {
     SIGIL_TRY_STATUS(CheckPrintable("key", gate.key, 1, 100));
@@ -49,17 +72,7 @@ Result<RunPass> GateRun(StoreSession& db, const RunGate& gate, std::int64_t now_
         SIGIL_TRY(found, db.FindGuardrails(gate.key));
         g = std::move(*found);
     }
-    if (g && g->rate_milli > 0) {
-        SIGIL_TRY(take, db.TakeToken("key:" + gate.key, g->rate_milli, g->burst, now_ms));
-        if (!take->granted) return RateLimited("this key's rate limit is reached", *take, g->rate_milli, refusal);
-    }
-    if (g && g->address_rate_milli > 0 && !gate.client_address.empty()) {
-        SIGIL_TRY(take, db.TakeToken("addr:" + gate.key + ":" + gate.client_address, g->address_rate_milli,
-                                     g->address_burst, now_ms));
-        if (!take->granted) {
-            return RateLimited("this key's rate limit for your address is reached", *take, g->address_rate_milli, refusal);
-        }
-    }
+    SIGIL_TRY_STATUS(TakeRates(db, g, gate.key, gate.client_address, now_ms, refusal));
     const std::int64_t cap = g && g->max_runs_in_flight >= 0 ? g->max_runs_in_flight : gate.default_in_flight;
     if (cap > 0) {
         SIGIL_TRY_STATUS(db.PruneRuns(gate.key, now_ms));

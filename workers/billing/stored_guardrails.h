@@ -26,6 +26,11 @@ using HoldFn = std::function<common::Result<Ledger::Hold>(std::optional<Cents> w
 common::Result<RunPass> GateRun(StoreSession& db, const RunGate& gate, std::int64_t now_ms, const HoldFn& hold,
                                 RunRefusal* refusal);
 
+// A usage key's relayed write (Ledger::AdmitRequest): a token from the key's bucket and one from its
+// address's, when those rates are set, in the caller's transaction. Errors: Overloaded "rate_limited".
+common::Status GateRequest(StoreSession& db, const std::string& key, const std::string& client_address,
+                           std::int64_t now_ms, RunRefusal* refusal);
+
 // Gives an admitted run's counters back (Ledger::EndRun), in the caller's transaction.
 common::Status UngateRun(StoreSession& db, const RunPass& pass, std::optional<Cents> charged);
 

@@ -521,6 +521,19 @@ public:
         return pass;
     }
 
+    Status AdmitRequest(const std::string& key, const std::string& client_address, RunRefusal* refusal) override {
+        RunGate gate;  // the same field checks as a run's
+        gate.key = key;
+        gate.client_address = client_address;
+        gate.run_id = "request";
+        gate.lease_ms = 1;
+        SIGIL_TRY_STATUS(CheckRunGate(gate));
+        return Write([&](StoreSession& db) -> Result<Outcome> {
+            SIGIL_TRY_STATUS(GateRequest(db, key, client_address, m_now(), refusal));
+            return Outcome::Commit;
+        }, Durability::Relaxed);
+    }
+
     Status EndRun(const RunPass& pass, std::optional<Cents> charged) override {
         if (!pass.counted && !pass.windowed) return common::Success();
         return Write([&](StoreSession& db) -> Result<Outcome> {

@@ -234,7 +234,8 @@ common::Result<Value> Operation(const Route& route, const std::string& operation
                                             "malformed_json", "the body is not valid JSON"), a);
     }
     if (authenticated || route.charge == Charge::StarterCredit) {
-        Set(responses, "429", ErrorResponse("A rate or concurrency limit (runs in flight per key, the account-minting rate, "
+        Set(responses, "429", ErrorResponse("A rate or concurrency limit (a usage key's guardrail rates on its runs and "
+                                            "relayed writes, runs in flight per key, the account-minting rate, "
                                             "idempotency keys); Retry-After says when to try again", a, "too_many_runs",
                                             "this key has 8 runs in flight; try again when one ends"), a);
     }

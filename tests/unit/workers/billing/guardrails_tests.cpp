@@ -16,6 +16,7 @@
 
 #include "tests/support/postgres_server.h"
 #include "workers/billing/guardrails.h"
+#include "workers/billing/history_store.h"
 #include "workers/billing/ledger.h"
 #include "workers/billing/postgres_ledger.h"
 #include "workers/billing/sqlite_ledger.h"
@@ -128,10 +129,13 @@ class GuardedLedgerTests : public CppUnit::TestFixture {
     CPPUNIT_TEST(testWindowCapLimitsHoldsAndRolls);
     CPPUNIT_TEST(testRefusalWritesNothing);
     CPPUNIT_TEST(testConcurrentAdmissionsStopAtTheWindowCap);
+    CPPUNIT_TEST(testIdleFullBucketsArePruned);
+    CPPUNIT_TEST(testRequestsTakeFromTheRunBuckets);
     CPPUNIT_TEST_SUITE_END_ABSTRACT();
 
 public:
     virtual std::unique_ptr<Ledger> OpenLedger() = 0;
+    virtual std::string Database() = 0;  // the ledger's, as [billing] database names it
 
     void setUp() override {
         m_now = std::make_shared<std::atomic<std::int64_t>>(T0);
@@ -183,6 +187,70 @@ public:
         *m_now += 60'000;  // a long quiet time refills the burst, no more
         for (int i = 0; i < 3; ++i) ExpectOk(Admit("s" + std::to_string(i)));
         ExpectError(Admit("s3"), ErrorKind::Overloaded, "rate_limited");
+    }
+
+    // The history's pruner deletes a bucket row once it is full again (the same as no row: the next
+    // take creates it full), never sooner, in bounded batches; rows of a key with no rate go too; the
+    // admissions after a prune answer as they would have without it.
+    void testIdleFullBucketsArePruned() {
+        KeyGuardrails g = Guard();
+        g.rate_milli = 1000;  // 1 per second, burst 2: an empty key bucket is full 2 s later
+        g.burst = 2;
+        g.address_rate_milli = 1000;  // burst 1: an empty address bucket is full 1 s later
+        g.address_burst = 1;
+        ExpectOk(m_ledger->SetGuardrails(g));
+        ExpectOk(Admit("p1", "127.0.0.2"));
+        ExpectOk(Admit("p2", "127.0.0.3"));  // key bucket: 0 tokens; two address buckets: 0 tokens
+        auto store = OpenHistoryStore(Database());
+        ExpectOk(store);
+        auto pruned = (*store)->PruneBuckets(T0 + 999, 100);
+        ExpectOk(pruned);
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{0}, *pruned);  // none full yet
+        pruned = (*store)->PruneBuckets(T0 + 1000, 1);
+        ExpectOk(pruned);
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{1}, *pruned);  // bounded: one of the two address buckets
+        pruned = (*store)->PruneBuckets(T0 + 1999, 100);
+        ExpectOk(pruned);
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{1}, *pruned);  // the other; the key's is not full before 2 s
+        pruned = (*store)->PruneBuckets(T0 + 2000, 100);
+        ExpectOk(pruned);
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{1}, *pruned);
+        // The same answers as full buckets: two at once, the third refused; one per address.
+        *m_now += 2000;
+        ExpectOk(Admit("q1", "127.0.0.2"));
+        ExpectError(Admit("q2", "127.0.0.2"), ErrorKind::Overloaded, "rate_limited");  // the address's one
+        ExpectOk(Admit("q3", "127.0.0.4"));
+        ExpectError(Admit("q4", "127.0.0.5"), ErrorKind::Overloaded, "rate_limited");  // the key's two
+        // A key whose rates are taken off: its rows are no bucket any take reads.
+        g.rate_milli = 0;
+        g.burst = 0;
+        g.address_rate_milli = 0;
+        g.address_burst = 0;
+        g.max_runs_in_flight = 5;
+        ExpectOk(m_ledger->SetGuardrails(g));
+        pruned = (*store)->PruneBuckets(*m_now, 100);
+        ExpectOk(pruned);
+        CPPUNIT_ASSERT_EQUAL(std::int64_t{3}, *pruned);  // the key's and two addresses'
+    }
+
+    // A usage key's relayed write (AdmitRequest) takes from the buckets its runs take from; a refused
+    // one takes nothing (the key's token is given back when the address's bucket refuses).
+    void testRequestsTakeFromTheRunBuckets() {
+        ExpectOk(m_ledger->AdmitRequest(KEY, "127.0.0.2"));  // no guardrails: nothing to take
+        KeyGuardrails g = Guard();
+        g.rate_milli = 1000;
+        g.burst = 3;
+        g.address_rate_milli = 1000;
+        g.address_burst = 1;
+        ExpectOk(m_ledger->SetGuardrails(g));
+        ExpectOk(m_ledger->AdmitRequest(KEY, "127.0.0.2"));
+        RunRefusal refusal;
+        ExpectError(m_ledger->AdmitRequest(KEY, "127.0.0.2", &refusal), ErrorKind::Overloaded, "rate_limited");
+        CPPUNIT_ASSERT_EQUAL(1, refusal.retry_after_s);
+        ExpectOk(Admit("r1", "127.0.0.3"));  // the key's second token (the refusal above took none)
+        ExpectOk(m_ledger->AdmitRequest(KEY, "127.0.0.4"));  // its third
+        ExpectError(Admit("r2", "127.0.0.5"), ErrorKind::Overloaded, "rate_limited");
+        ExpectError(m_ledger->AdmitRequest("", "127.0.0.2"), ErrorKind::InvalidInput, "invalid_key");
     }
 
     void testAddressRateIsPerAddress() {
@@ -359,10 +427,11 @@ public:
     std::unique_ptr<Ledger> OpenLedger() override {
         SqliteLedgerOptions options;
         options.now_ms = Clock();
-        auto l = OpenSqliteLedger(m_dir + "/ledger.db", options);
+        auto l = OpenSqliteLedger(Database(), options);
         if (!l.ok()) throw std::runtime_error(l.error().message);
         return std::move(*l);
     }
+    std::string Database() override { return m_dir + "/ledger.db"; }
 
 protected:
     void Prepare() override {
@@ -389,6 +458,7 @@ public:
         if (!l.ok()) throw std::runtime_error(l.error().message);
         return std::move(*l);
     }
+    std::string Database() override { return m_url; }
 
 protected:
     void Prepare() override { m_url = SharedPostgres().CreateDatabase(); }

@@ -2,8 +2,11 @@
 // stores; the queue never blocks and counts what it drops when the store is gone.
 #include <cppunit/extensions/HelperMacros.h>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -161,6 +164,8 @@ public:
 class SqliteHistoryTests : public HistoryStoreContractTests {
     CPPUNIT_TEST_SUB_SUITE(SqliteHistoryTests, HistoryStoreContractTests);
     CPPUNIT_TEST(testQueueWritesInTheBackgroundAndDropsWhenFull);
+    CPPUNIT_TEST(testStopLeavesNothingUncounted);
+    CPPUNIT_TEST(testWriterTakesNoSignal);
     CPPUNIT_TEST_SUITE_END();
 
 public:
@@ -204,6 +209,73 @@ public:
         for (int i = 0; i < 100; ++i) history->Record(Row("d" + std::to_string(i), 1, ACCOUNT_A, ACCOUNT_A));
         CPPUNIT_ASSERT(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(200));
         CPPUNIT_ASSERT(history->dropped() >= 90);
+    }
+
+    // What the worker publishes for the supervisor (its slot's history_pending) is every record
+    // neither written nor counted dropped; a worker that stops with a store that refuses (more than
+    // one batch of 256 queued) leaves none behind: each is written or counted dropped.
+    void testStopLeavesNothingUncounted() {
+        HistorySettings settings;
+        settings.database = m_dir + "/missing/history.sqlite";
+        settings.queue_records = 1000;
+        settings.flush_interval_ms = 20;
+        std::atomic<std::uint64_t> pending{0};
+        auto history = RunHistory::Start(settings);
+        history->PublishPendingTo(&pending);
+        for (int i = 0; i < 300; ++i) history->Record(Row("s" + std::to_string(i), 1, ACCOUNT_A, ACCOUNT_A));
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{300}, pending.load() + history->dropped());
+        history->Stop();
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{0}, pending.load());
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{300}, history->dropped());
+        history->Record(Row("late", 1, ACCOUNT_A, ACCOUNT_A));  // after Stop: counted, never queued
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{301}, history->dropped());
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{0}, pending.load());
+
+        // The same with a store that works: everything is written, nothing pending or dropped.
+        settings.database = Database();
+        auto ok = RunHistory::Start(settings);
+        ok->PublishPendingTo(&pending);
+        const std::int64_t now = WallClockMs();
+        for (int i = 0; i < 300; ++i) ok->Record(Row("w" + std::to_string(i), now, ACCOUNT_A, ACCOUNT_A));
+        ok->Stop();
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{0}, pending.load());
+        CPPUNIT_ASSERT_EQUAL(std::uint64_t{0}, ok->dropped());
+        auto store = OpenHistoryStore(Database());
+        CPPUNIT_ASSERT(store.ok());
+        RunQuery q;
+        q.account_hash = ACCOUNT_A;
+        q.limit = 1000;
+        auto rows = (*store)->List(q);
+        CPPUNIT_ASSERT(rows.ok());
+        CPPUNIT_ASSERT_EQUAL(std::size_t{300}, rows->size());
+    }
+
+    // The worker starts the history before it blocks SIGQUIT (read from a signalfd between requests):
+    // a process-directed SIGQUIT must stay pending for the main thread, never be taken by the writer
+    // thread, whose default action would end the worker at once with its queue.
+    void testWriterTakesNoSignal() {
+        const pid_t child = ::fork();
+        CPPUNIT_ASSERT(child >= 0);
+        if (child == 0) {
+            HistorySettings settings;
+            settings.database = Database();
+            settings.flush_interval_ms = 20;
+            auto history = RunHistory::Start(settings);
+            sigset_t quit;
+            sigemptyset(&quit);
+            sigaddset(&quit, SIGQUIT);
+            pthread_sigmask(SIG_BLOCK, &quit, nullptr);  // as the FastCGI loop does
+            ::kill(::getpid(), SIGQUIT);
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the writer wakes a few times
+            sigset_t pending;
+            sigpending(&pending);
+            ::_exit(sigismember(&pending, SIGQUIT) == 1 ? 0 : 3);
+        }
+        int status = 0;
+        CPPUNIT_ASSERT_EQUAL(child, ::waitpid(child, &status, 0));
+        CPPUNIT_ASSERT_MESSAGE("the child died by signal " + std::to_string(WIFSIGNALED(status) ? WTERMSIG(status) : 0),
+                               WIFEXITED(status));
+        CPPUNIT_ASSERT_EQUAL(0, WEXITSTATUS(status));
     }
 
 private:
