@@ -43,7 +43,10 @@ constexpr int CHANNEL_FD = 0;
 struct ChildState {
     std::size_t mem_used = 0;
     std::size_t mem_cap = SIZE_MAX;  // unlimited until a run sets its cap
-    bool mem_refused = false;
+    bool mem_refused = false;      // an allocation refused for good: the run ends memory_limit
+    bool refusal_pending = false;  // refused, and Duktape may still get it on a retry after a GC
+    std::size_t refused_size = 0;
+    int refusals = 0;
     bool has_deadline = false;
     timespec deadline{};
     bool timed_out = false;
@@ -170,20 +173,42 @@ void LockDown(const SandboxRun& run) {
 }
 
 // Heap memory: every byte the engine holds counts against the cap ----------------------------
+//
+// Duktape answers a refused allocation with a mark-and-sweep and asks again for the same size, ten
+// times (DUK_HEAP_ALLOC_FAIL_MARKANDSWEEP_LIMIT in duktape.c), before it gives up. Garbage in
+// reference cycles (every function with its prototype object) is freed only by mark-and-sweep, so
+// code that makes many closures meets the cap with little live data: a refusal that a retry then gets
+// is no memory limit. A refusal is final when all the retries are refused too (the script then sees
+// a RangeError it may catch, and the run still ends memory_limit) or when the run ends with it
+// pending. Allocations of other sizes meanwhile are the collector's own, and do not count.
+constexpr int DUKTAPE_ALLOC_RETRIES = 10;
+
+bool MemoryRefused(const ChildState& st) { return st.mem_refused || st.refusal_pending; }
+
+void* NoteRefusal(ChildState* st, std::size_t size) {
+    if (!st->refusal_pending) {
+        st->refusal_pending = true;
+        st->refused_size = size;
+        st->refusals = 1;
+    } else if (size == st->refused_size && ++st->refusals > DUKTAPE_ALLOC_RETRIES) {
+        st->mem_refused = true;
+        st->refusal_pending = false;
+    }
+    return nullptr;
+}
+
+void NoteGranted(ChildState* st, std::size_t size) {
+    if (st->refusal_pending && size == st->refused_size) st->refusal_pending = false;
+}
 
 void* CountingAlloc(void* udata, duk_size_t size) {
     auto* st = static_cast<ChildState*>(udata);
-    if (size > st->mem_cap - st->mem_used) {
-        st->mem_refused = true;
-        return nullptr;
-    }
+    if (size > st->mem_cap - st->mem_used) return NoteRefusal(st, size);
     auto* base = static_cast<unsigned char*>(std::malloc(size + ALLOC_HEADER));
-    if (base == nullptr) {
-        st->mem_refused = true;
-        return nullptr;
-    }
+    if (base == nullptr) return NoteRefusal(st, size);
     std::memcpy(base, &size, sizeof(size));
     st->mem_used += size;
+    NoteGranted(st, size);
     return base + ALLOC_HEADER;
 }
 
@@ -203,23 +228,18 @@ void* CountingRealloc(void* udata, void* ptr, duk_size_t size) {
     auto* base = static_cast<unsigned char*>(ptr) - ALLOC_HEADER;
     std::size_t old = 0;
     std::memcpy(&old, base, sizeof(old));
-    if (size > old && size - old > st->mem_cap - st->mem_used) {
-        st->mem_refused = true;
-        return nullptr;
-    }
+    if (size > old && size - old > st->mem_cap - st->mem_used) return NoteRefusal(st, size);
     auto* grown = static_cast<unsigned char*>(std::realloc(base, size + ALLOC_HEADER));
-    if (grown == nullptr) {
-        st->mem_refused = true;
-        return nullptr;
-    }
+    if (grown == nullptr) return NoteRefusal(st, size);
     std::memcpy(grown, &size, sizeof(size));
     st->mem_used = st->mem_used - old + size;
+    NoteGranted(st, size);
     return grown + ALLOC_HEADER;
 }
 
 [[noreturn]] void FatalHandler(void* udata, const char*) {
     const auto* st = static_cast<ChildState*>(udata);
-    Die(st != nullptr && st->mem_refused ? SANDBOX_EXIT_MEMORY_LIMIT : SANDBOX_EXIT_ENGINE_FATAL);
+    Die(st != nullptr && MemoryRefused(*st) ? SANDBOX_EXIT_MEMORY_LIMIT : SANDBOX_EXIT_ENGINE_FATAL);
 }
 
 // Natives ---------------------------------------------------------------------------------------
@@ -536,7 +556,7 @@ void Execute(duk_context* ctx, ChildState& st, const SandboxRun& run) {
 // What the child tells its parent, decided after the engine is done with the run.
 [[noreturn]] void Finish(ChildState& st) {
     if (st.timed_out) Die(SANDBOX_EXIT_TIME_LIMIT);
-    if (st.mem_refused) Die(SANDBOX_EXIT_MEMORY_LIMIT);
+    if (MemoryRefused(st)) Die(SANDBOX_EXIT_MEMORY_LIMIT);
     auto frame = EncodeSandboxMessage(st.done, SANDBOX_MAX_CHILD_PAYLOAD);
     if (!frame.ok()) {
         frame = EncodeSandboxMessage(
@@ -621,12 +641,12 @@ void WarmUpSandboxParent() {
     if ((run->lower && transpiler != nullptr && !LowerCode(st, *transpiler, *run)) || !LowerModules(st, transpiler, *run) ||
         !ImportsResolved(st, *run)) {
         if (st.timed_out) Die(SANDBOX_EXIT_TIME_LIMIT);
-        if (st.mem_refused) Die(SANDBOX_EXIT_MEMORY_LIMIT);
+        if (MemoryRefused(st)) Die(SANDBOX_EXIT_MEMORY_LIMIT);
         Finish(st);
     }
 
     duk_context* ctx = g_prepared_heap != nullptr ? g_prepared_heap : CreateRunHeap(st, options);
-    if (ctx == nullptr) Die(st.mem_refused ? SANDBOX_EXIT_MEMORY_LIMIT : SANDBOX_EXIT_SETUP_FAILED);
+    if (ctx == nullptr) Die(MemoryRefused(st) ? SANDBOX_EXIT_MEMORY_LIMIT : SANDBOX_EXIT_SETUP_FAILED);
     Execute(ctx, st, *run);
     // The heap is never destroyed: _exit returns every page at once and faster.
     Finish(st);
