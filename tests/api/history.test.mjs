@@ -5,7 +5,7 @@
 // caller() / requesterIpAddress() answer who called.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { lockDatabase } from './sqlite_lock.mjs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
@@ -275,18 +275,7 @@ describe('run history with billing off: pruning, and a locked database', () => {
 
   test('a locked history database holds up no run; what the queue holds is written once it is free, the rest counted', async () => {
     assert.equal(await dropped(), 0);
-    // python3's sqlite3 holds the database's write lock (BEGIN EXCLUSIVE) until told to let go.
-    const locker = spawn('python3', ['-c', [
-      'import sqlite3, sys',
-      `c = sqlite3.connect(${JSON.stringify(db)}, isolation_level=None)`,
-      'c.execute("BEGIN EXCLUSIVE")',
-      'print("locked", flush=True)',
-      'sys.stdin.read()',
-    ].join('\n')], { stdio: ['pipe', 'pipe', 'inherit'] });
-    await new Promise((res, rej) => {
-      locker.stdout.once('data', res);
-      locker.once('exit', (code) => rej(new Error(`the locker exited ${code}`)));
-    });
+    const release = await lockDatabase(db);
     const ids = [];
     try {
       const started = Date.now();
@@ -305,8 +294,7 @@ describe('run history with billing off: pruning, and a locked database', () => {
       if (during.status === 200) assert.equal(during.json.runs.length, 0);
       else assertError(during, 503, 'history_unavailable');
     } finally {
-      locker.stdin.end();
-      await new Promise((res) => (locker.exitCode !== null ? res() : locker.once('exit', res)));
+      await release();
     }
     // Each worker's queue holds 4 records (queue_records = 4): the 8 runs are either written once the
     // database is free or dropped, logged and counted in /metrics; none is lost silently.

@@ -5,32 +5,13 @@
 // silently (the benchmark sittings of issue 26 lost 2-8 runs a sitting this way).
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startStack, newAccount, addGroup, actionCid, assertOk, eventually } from './stack.mjs';
+import { lockDatabase } from './sqlite_lock.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const CODE = 'function main() { return 7; }';
-
-// Holds the SQLite database's write lock (BEGIN EXCLUSIVE) until release() is called.
-async function lockDatabase(db) {
-  const locker = spawn('python3', ['-c', [
-    'import sqlite3, sys',
-    `c = sqlite3.connect(${JSON.stringify(db)}, isolation_level=None)`,
-    'c.execute("BEGIN EXCLUSIVE")',
-    'print("locked", flush=True)',
-    'sys.stdin.read()',
-  ].join('\n')], { stdio: ['pipe', 'pipe', 'inherit'] });
-  await new Promise((res, rej) => {
-    locker.stdout.once('data', res);
-    locker.once('exit', (code) => rej(new Error(`the locker exited ${code}`)));
-  });
-  return async () => {
-    locker.stdin.end();
-    await new Promise((res) => (locker.exitCode !== null ? res() : locker.once('exit', res)));
-  };
-}
 
 async function metric(stack, re) {
   const text = await (await fetch(`${stack.operatorUrl}/metrics`)).text();
